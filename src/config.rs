@@ -1,0 +1,81 @@
+//! The one configuration struct, checked once at the API boundary.
+
+use crate::{Aabb, Error};
+
+/// How crowded cells are refined in the sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Refine {
+    /// Sweep-and-prune (Terdiman's box pruning) inside crowded cells.
+    #[default]
+    Sap,
+    /// Recursive Dimensional Clustering inside crowded cells, then sweep-and-prune inside
+    /// the final groups.
+    Rdc,
+}
+
+/// Settings for [`find_pairs_with`](crate::find_pairs_with) and [`Broadphase`](crate::Broadphase).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Config<const D: usize> {
+    /// Grows every box by this much on every side before testing (shrinks when negative, so
+    /// that touching boxes separate). The seeds' "threshold" with the sign flipped. A box that
+    /// a negative margin turns inside out takes part in no pair.
+    pub margin: f32,
+    /// The grid's extent. `None`: the bounds of the (margin-grown) input, found by a parallel
+    /// reduction. Boxes partly or wholly outside given bounds are clamped onto the grid and
+    /// stay exact: only speed depends on the bounds, never the pairs.
+    pub bounds: Option<Aabb<D>>,
+    /// The most Morton cells one box may be split into. The coarsest level that covers the
+    /// box's largest extent needs at most 2^D cells; a finer level is taken while the box
+    /// still fits in this many cells, which helps long thin boxes. At least 2^D, at most 4096.
+    pub max_cells_per_box: u32,
+    /// A cell whose run of entries, or whose nested range, is longer than this is "crowded"
+    /// and is swept with sweep-and-prune instead of one-against-each tests. At least 1.
+    pub crowded_threshold: u32,
+    /// How crowded cells are refined.
+    pub refine: Refine,
+}
+
+impl<const D: usize> Default for Config<D> {
+    fn default() -> Self {
+        Self {
+            margin: 0.0,
+            bounds: None,
+            max_cells_per_box: 1 << D,
+            crowded_threshold: 64,
+            refine: Refine::Sap,
+        }
+    }
+}
+
+impl<const D: usize> Config<D> {
+    /// Checks every field; called once per run at the API boundary.
+    pub fn validate(&self) -> Result<(), Error> {
+        if D == 0 || D > 3 {
+            return Err(Error::InvalidConfig {
+                field: "D",
+                reason: "only 1, 2 and 3 dimensions are supported",
+            });
+        }
+        if !self.margin.is_finite() {
+            return Err(Error::InvalidConfig { field: "margin", reason: "must be finite" });
+        }
+        if let Some(b) = &self.bounds {
+            if crate::validate::check_box(b).is_err() {
+                return Err(Error::InvalidConfig {
+                    field: "bounds",
+                    reason: "must be finite with min <= max on every axis",
+                });
+            }
+        }
+        if self.max_cells_per_box < (1 << D) || self.max_cells_per_box > 4096 {
+            return Err(Error::InvalidConfig {
+                field: "max_cells_per_box",
+                reason: "must lie in 2^D..=4096",
+            });
+        }
+        if self.crowded_threshold == 0 {
+            return Err(Error::InvalidConfig { field: "crowded_threshold", reason: "must be at least 1" });
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,68 @@
+//! The crate's one error type. Every public entry point validates its input at the boundary
+//! and reports the first problem it finds; hot loops never return errors.
+
+use std::fmt;
+
+/// What is wrong with a box.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BoxProblem {
+    /// A coordinate is NaN.
+    NaN,
+    /// A coordinate is +/- infinity.
+    Infinite,
+    /// `min > max` on this axis.
+    MinGreaterThanMax {
+        /// The axis (0 = x).
+        axis: usize,
+    },
+}
+
+/// Errors from the public API.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Error {
+    /// Box `index` (the first offending one) is not a valid box.
+    InvalidBox {
+        /// Index of the first invalid box in the input slice.
+        index: usize,
+        /// What is wrong with it.
+        problem: BoxProblem,
+    },
+    /// More boxes than a `u32` can index.
+    TooManyBoxes {
+        /// The number of boxes passed.
+        len: usize,
+    },
+    /// A `Config` field is out of range.
+    InvalidConfig {
+        /// The field.
+        field: &'static str,
+        /// Why it was refused.
+        reason: &'static str,
+    },
+    /// A handle that does not (or no longer) name a live object.
+    StaleHandle {
+        /// The handle's raw value.
+        handle: u64,
+    },
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::InvalidBox { index, problem } => match problem {
+                BoxProblem::NaN => write!(f, "box {index} has a NaN coordinate"),
+                BoxProblem::Infinite => write!(f, "box {index} has an infinite coordinate"),
+                BoxProblem::MinGreaterThanMax { axis } => {
+                    write!(f, "box {index} has min > max on axis {axis}")
+                }
+            },
+            Error::TooManyBoxes { len } => {
+                write!(f, "{len} boxes is more than a u32 index can name")
+            }
+            Error::InvalidConfig { field, reason } => write!(f, "config.{field}: {reason}"),
+            Error::StaleHandle { handle } => write!(f, "handle {handle:#x} is stale"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}

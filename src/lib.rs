@@ -1,0 +1,45 @@
+//! # broadphase
+//!
+//! Every pair of overlapping axis-aligned boxes among millions, exactly, on all cores.
+//!
+//! ```
+//! use broadphase::{find_pairs, Aabb3};
+//! let boxes = [
+//!     Aabb3::new([0.0, 0.0, 0.0], [1.0, 1.0, 1.0]),
+//!     Aabb3::new([1.0, 0.5, 0.5], [2.0, 2.0, 2.0]), // touches box 0: closed boxes overlap
+//!     Aabb3::new([5.0, 5.0, 5.0], [6.0, 6.0, 6.0]),
+//! ];
+//! assert_eq!(find_pairs(&boxes).unwrap(), vec![[0, 1]]);
+//! ```
+//!
+//! The pipeline (see `docs/architecture.md`): validate and quantise into a
+//! structure-of-arrays [`store`], split each box into a few aligned [`morton`] cells,
+//! [`radix_sort`] the cell keys, [`sweep`] the sorted cells (with [`sap`] inside crowded
+//! cells), and sort the pair keys. [`brute_force_pairs`] is the reference every algorithm
+//! is tested against. Everything runs on the caller's rayon pool:
+//! `pool.install(|| find_pairs(&boxes))` sets the thread count, and the output is the same
+//! bytes for any thread count.
+#![deny(missing_docs, missing_debug_implementations)]
+
+mod aabb;
+mod brute_force;
+mod config;
+mod error;
+mod pairs;
+mod pipeline;
+mod stats;
+mod validate;
+
+pub mod morton;
+pub mod radix_sort;
+pub mod sap;
+pub mod scene;
+mod store;
+mod sweep;
+
+pub use aabb::{Aabb, Aabb2, Aabb3};
+pub use brute_force::brute_force_pairs;
+pub use config::{Config, Refine};
+pub use error::{BoxProblem, Error};
+pub use pipeline::{find_pairs, find_pairs_with, Broadphase};
+pub use stats::Stats;

@@ -1,0 +1,201 @@
+//! The pipeline driver: `update()` reads as the list of stages it calls.
+//!
+//! validate -> store (bounds, quantise, Morton order) -> cells -> radix sort -> sweep
+//! -> pairs (radix sort of pair keys, output). Each stage's time and counts go to
+//! [`Stats`]. [`Broadphase`] owns every buffer and reuses it across calls, so a steady
+//! stream of frames of similar size allocates nothing but the output's growth.
+
+use crate::store::{Entry, Store};
+use crate::{Aabb, Config, Error, Stats};
+use std::time::Instant;
+
+/// A reusable pair finder: owns the store, the cell buffers and the pair buffers.
+#[derive(Debug)]
+pub struct Broadphase<const D: usize> {
+    config: Config<D>,
+    store: Store<D>,
+    /// Cell entries when the layout fits 64 bits (the common case), and radix scratch.
+    e64: Vec<u64>,
+    e64_scratch: Vec<u64>,
+    /// Cell entries when it does not (fine cells over a huge grid), and radix scratch.
+    e128: Vec<u128>,
+    e128_scratch: Vec<u128>,
+    keys: Vec<u64>,
+    key_scratch: Vec<u64>,
+    stats: Stats,
+}
+
+impl<const D: usize> Broadphase<D> {
+    /// A finder with this configuration (checked here, once).
+    pub fn new(config: Config<D>) -> Result<Self, Error> {
+        config.validate()?;
+        Ok(Self {
+            config,
+            store: Store::default(),
+            e64: Vec::new(),
+            e64_scratch: Vec::new(),
+            e128: Vec::new(),
+            e128_scratch: Vec::new(),
+            keys: Vec::new(),
+            key_scratch: Vec::new(),
+            stats: Stats::default(),
+        })
+    }
+
+    /// Every pair `[i, j]`, `i < j`, of overlapping boxes, sorted ascending and unique, into
+    /// `out` (cleared first). On error `out` is left empty and the finder stays usable.
+    pub fn find_pairs(&mut self, boxes: &[Aabb<D>], out: &mut Vec<[u32; 2]>) -> Result<(), Error> {
+        out.clear();
+        let t0 = Instant::now();
+        self.stats = Stats { boxes: boxes.len(), ..Stats::default() };
+        crate::validate::check_boxes(boxes)?;
+        self.store.build(boxes, &self.config, &mut self.e64, &mut self.e64_scratch);
+        self.stats.t_store = t0.elapsed();
+        if self.store.layout.bits() <= 64 {
+            run(
+                &self.store,
+                &self.config,
+                &mut self.e64,
+                &mut self.e64_scratch,
+                &mut self.keys,
+                &mut self.key_scratch,
+                &mut self.stats,
+                out,
+            );
+        } else {
+            run(
+                &self.store,
+                &self.config,
+                &mut self.e128,
+                &mut self.e128_scratch,
+                &mut self.keys,
+                &mut self.key_scratch,
+                &mut self.stats,
+                out,
+            );
+        }
+        self.stats.pairs = out.len();
+        self.stats.t_total = t0.elapsed();
+        Ok(())
+    }
+
+    /// Statistics of the last run.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config<D> {
+        &self.config
+    }
+}
+
+/// Cells -> sort -> sweep -> pairs, for one entry width.
+#[allow(clippy::too_many_arguments)]
+fn run<const D: usize, T: Entry>(
+    store: &Store<D>,
+    config: &Config<D>,
+    entries: &mut Vec<T>,
+    scratch: &mut Vec<T>,
+    keys: &mut Vec<u64>,
+    key_scratch: &mut Vec<u64>,
+    stats: &mut Stats,
+    out: &mut Vec<[u32; 2]>,
+) {
+    let t = Instant::now();
+    store.write_cells(entries);
+    stats.cells = entries.len();
+    stats.t_cells = t.elapsed();
+
+    let t = Instant::now();
+    let lay = store.layout;
+    crate::radix_sort::sort(entries, scratch, lay.id_bits..lay.bits());
+    stats.t_sort = t.elapsed();
+
+    let t = Instant::now();
+    let (parts, counts) = crate::sweep::sweep(store, entries, config.crowded_threshold, config.refine);
+    stats.exact_tests = counts.exact_tests;
+    stats.crowded_cells = counts.crowded;
+    stats.rdc_splits = counts.rdc_splits;
+    stats.t_sweep = t.elapsed();
+
+    let t = Instant::now();
+    crate::pairs::finish_into(parts, keys, key_scratch, out);
+    stats.t_pairs = t.elapsed();
+}
+
+/// Every pair `[i, j]`, `i < j`, of overlapping boxes, sorted ascending, unique.
+/// Boxes are closed (touching boxes overlap). Runs on the current rayon pool.
+pub fn find_pairs<const D: usize>(boxes: &[Aabb<D>]) -> Result<Vec<[u32; 2]>, Error> {
+    find_pairs_with(boxes, &Config::default())
+}
+
+/// [`find_pairs`] with a [`Config`] (margin, grid bounds, tuning).
+pub fn find_pairs_with<const D: usize>(
+    boxes: &[Aabb<D>],
+    config: &Config<D>,
+) -> Result<Vec<[u32; 2]>, Error> {
+    let mut bp = Broadphase::new(*config)?;
+    let mut out = Vec::new();
+    bp.find_pairs(boxes, &mut out)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::brute_force_pairs;
+
+    fn rng(seed: u64) -> impl FnMut() -> f32 {
+        let mut s = seed;
+        move || {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
+        }
+    }
+
+    fn scene<const D: usize>(n: usize, seed: u64, world: f32, size: f32) -> Vec<Aabb<D>> {
+        let mut r = rng(seed);
+        (0..n)
+            .map(|_| {
+                let min: [f32; D] = std::array::from_fn(|_| r() * world);
+                let s = size * r() * r();
+                Aabb { min, max: std::array::from_fn(|k| min[k] + s * (0.2 + r())) }
+            })
+            .collect()
+    }
+
+    fn agree<const D: usize>(boxes: &[Aabb<D>], config: &Config<D>) {
+        let want = brute_force_pairs(boxes, config).unwrap();
+        let mut bp = Broadphase::new(*config).unwrap();
+        let mut got = Vec::new();
+        bp.find_pairs(boxes, &mut got).unwrap();
+        assert_eq!(got.len(), want.len(), "n={} {:?}", boxes.len(), bp.stats());
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn smoke_agrees_with_brute_force() {
+        for seed in 0..20 {
+            for &(world, size) in &[(100.0, 5.0), (10.0, 5.0), (1000.0, 300.0), (1.0, 0.001)] {
+                agree::<3>(&scene(500, seed, world, size), &Config::default());
+                agree::<2>(&scene(500, seed, world, size), &Config::default());
+                agree::<1>(&scene(300, seed, world, size), &Config::default());
+                let c = Config {
+                    crowded_threshold: 1,
+                    max_cells_per_box: 4096,
+                    margin: 0.5,
+                    ..Config::default()
+                };
+                agree::<3>(&scene(500, seed, world, size), &c);
+                agree::<2>(
+                    &scene(500, seed, world, size),
+                    &Config { crowded_threshold: 1, ..Config::default() },
+                );
+            }
+        }
+    }
+}

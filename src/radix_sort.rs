@@ -1,0 +1,261 @@
+//! LSD radix sort of integer keys, sequential or parallel (rayon), one kernel for both.
+//!
+//! - Method: least-significant-digit first, 8-bit digits, over a caller-chosen bit range of
+//!   the key (bits below the range are payload and are not sorted on; bits above are
+//!   expected to be zero or are sorted on if inside the range).
+//! - Stable: yes (so sorting `(key, payload)` records by the key bits keeps payload order
+//!   among equal keys, which is what makes the pipeline's output independent of threads).
+//! - Digits that are constant across the input are skipped: one counting pass builds the
+//!   histograms of every digit at once, and a digit whose histogram has a single non-empty
+//!   bucket moves nothing. Keys of clustered scenes or coarse cells often vary in only two
+//!   or three bytes.
+//! - Not in place: ping-pongs between `data` and a caller-owned `scratch` (grown, never
+//!   shrunk), and leaves the result in `data`.
+//! - Parallel: the input is cut into chunks; each chunk counts its digit, a prefix over
+//!   (bucket, chunk) gives every chunk its own write ranges, and chunks scatter
+//!   concurrently into disjoint places. The result is the unique stable order, so it is the
+//!   same for any chunking and thread count.
+//! - Allocates: only `scratch` (n records) and per-chunk histograms.
+//!
+//! PERF: measured against `sort_unstable` and `rdst` in `benches/kernels.rs`.
+
+use rayon::prelude::*;
+use std::ops::Range;
+
+/// An unsigned integer record that can be sorted by a range of its bits.
+pub trait RadixKey: Copy + Send + Sync + Ord + 'static {
+    /// Width in bits.
+    const BITS: u32;
+    /// The 8-bit digit starting at bit `shift`.
+    fn digit(self, shift: u32) -> usize;
+}
+
+macro_rules! radix_key {
+    ($($t:ty),*) => {$(
+        impl RadixKey for $t {
+            const BITS: u32 = <$t>::BITS;
+            #[inline(always)]
+            fn digit(self, shift: u32) -> usize {
+                ((self >> shift) & 0xff) as usize
+            }
+        }
+    )*};
+}
+radix_key!(u32, u64, u128);
+
+/// Below this many records the sequential driver is used (the parallel one would spend
+/// more on task setup than it saves).
+const PAR_MIN: usize = 1 << 15;
+/// Below this many records a comparison sort of the whole value is used instead.
+const SMALL: usize = 256;
+
+/// Sorts `data` by its bits `bits.start..bits.end` (stable), on the current rayon pool.
+/// `scratch` is working memory; its contents on return are unspecified.
+pub fn sort<T: RadixKey>(data: &mut Vec<T>, scratch: &mut Vec<T>, bits: Range<u32>) {
+    let chunks = if data.len() < PAR_MIN { 1 } else { rayon::current_num_threads().max(1) * 4 };
+    sort_in_chunks(data, scratch, bits, chunks);
+}
+
+/// The sequential driver: the same kernel with one chunk and no tasks.
+pub fn sort_sequential<T: RadixKey>(data: &mut Vec<T>, scratch: &mut Vec<T>, bits: Range<u32>) {
+    sort_in_chunks(data, scratch, bits, 1);
+}
+
+fn sort_in_chunks<T: RadixKey>(data: &mut Vec<T>, scratch: &mut Vec<T>, bits: Range<u32>, chunks: usize) {
+    let n = data.len();
+    let hi = bits.end.min(T::BITS);
+    if n < 2 || bits.start >= hi {
+        return;
+    }
+    if n < SMALL {
+        // Stable by the key bits: a stable comparison sort on the masked key.
+        let lo = bits.start;
+        let width = hi - lo;
+        data.sort_by_key(|&v| masked(v, lo, width));
+        return;
+    }
+    let chunk_len = n.div_ceil(chunks);
+    let shifts: Vec<u32> = (bits.start..hi).step_by(8).collect();
+    let ndig = shifts.len();
+
+    // One counting pass for every digit: global histograms tell which digits are constant.
+    let count_all = |c: &[T]| {
+        let mut h = vec![[0u32; 256]; ndig];
+        for &v in c {
+            for (d, &s) in shifts.iter().enumerate() {
+                h[d][v.digit(s)] += 1;
+            }
+        }
+        h
+    };
+    let totals: Vec<[u32; 256]> = if chunks == 1 {
+        count_all(data)
+    } else {
+        data.par_chunks(chunk_len).map(count_all).reduce(
+            || vec![[0u32; 256]; ndig],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(&b) {
+                    for k in 0..256 {
+                        x[k] += y[k];
+                    }
+                }
+                a
+            },
+        )
+    };
+
+    scratch.clear();
+    scratch.reserve(n);
+    // SAFETY: every slot 0..n of `scratch` is written by the first scatter before it is read
+    // (the scatter writes a permutation of 0..n), and `T: Copy` has no drop.
+    unsafe { scratch.set_len(n) };
+    let mut swapped = false;
+    for (d, &shift) in shifts.iter().enumerate() {
+        if totals[d].iter().any(|&c| c as usize == n) {
+            continue; // constant digit: nothing would move
+        }
+        let (src, dst) = if swapped { (&*scratch, &mut *data) } else { (&*data, &mut *scratch) };
+        scatter_pass(src, dst, shift, chunk_len);
+        swapped = !swapped;
+    }
+    if swapped {
+        std::mem::swap(data, scratch);
+    }
+}
+
+/// `v`'s bits `lo..lo + width` as a u128 (for the small-input comparison sort).
+#[inline]
+fn masked<T: RadixKey>(v: T, lo: u32, width: u32) -> u128 {
+    let mut k = 0u128;
+    let mut s = 0;
+    while s < width {
+        k |= (v.digit(lo + s) as u128) << s;
+        s += 8;
+    }
+    if width < 128 {
+        k &= (1u128 << width) - 1;
+    }
+    k
+}
+
+/// A raw pointer that may cross threads; the scatter's disjoint ranges make that sound.
+#[derive(Clone, Copy)]
+struct SendPtr<T>(*mut T);
+// SAFETY: used only to write disjoint index ranges from different tasks (see scatter_pass).
+unsafe impl<T: Send> Send for SendPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for SendPtr<T> {}
+
+/// One stable counting-sort pass of `src` into `dst` on the digit at `shift`.
+fn scatter_pass<T: RadixKey>(src: &[T], dst: &mut [T], shift: u32, chunk_len: usize) {
+    let count = |c: &[T]| {
+        let mut h = [0u32; 256];
+        for &v in c {
+            h[v.digit(shift)] += 1;
+        }
+        h
+    };
+    let hists: Vec<[u32; 256]> = if src.len() <= chunk_len {
+        vec![count(src)]
+    } else {
+        src.par_chunks(chunk_len).map(count).collect()
+    };
+    // offsets[c][b] = records in buckets < b (all chunks) + records in bucket b of chunks < c.
+    let mut offsets = vec![[0usize; 256]; hists.len()];
+    let mut run = 0usize;
+    for b in 0..256 {
+        for (c, h) in hists.iter().enumerate() {
+            offsets[c][b] = run;
+            run += h[b] as usize;
+        }
+    }
+    let out = SendPtr(dst.as_mut_ptr());
+    let scatter = |(c, part): (usize, &[T])| {
+        let out = out;
+        let mut off = offsets[c];
+        for &v in part {
+            let b = v.digit(shift);
+            // SAFETY: offsets[c][b] .. offsets[c][b] + hists[c][b] is this chunk's private
+            // range for bucket b, inside 0..dst.len(); each record advances its bucket once.
+            unsafe { out.0.add(off[b]).write(v) };
+            off[b] += 1;
+        }
+    };
+    if hists.len() == 1 {
+        scatter((0, src));
+    } else {
+        src.par_chunks(chunk_len).enumerate().for_each(scatter);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rng(seed: u64) -> impl FnMut() -> u64 {
+        let mut s = seed;
+        move || {
+            s = s.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = s;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        }
+    }
+
+    fn check(mut v: Vec<u64>) {
+        let mut expect = v.clone();
+        expect.sort_unstable();
+        let mut s = Vec::new();
+        sort(&mut v, &mut s, 0..64);
+        assert_eq!(v, expect);
+    }
+
+    #[test]
+    fn matches_std_on_nasty_patterns() {
+        for &n in &[0usize, 1, 2, 255, 256, 257, 1000, (1 << 15) + 1, 100_000] {
+            let mut r = rng(n as u64);
+            check((0..n).map(|_| r()).collect()); // random
+            check((0..n as u64).collect()); // sorted
+            check((0..n as u64).rev().collect()); // reversed
+            check(vec![42; n]); // all equal
+            check((0..n).map(|_| r() & 0xff00_0000_00ff).collect()); // two live bytes
+            check((0..n).map(|_| r() % 3).collect()); // few distinct
+        }
+    }
+
+    #[test]
+    fn stable_on_key_bits_only() {
+        // key in bits 32.., payload (original position) in bits 0..32.
+        let mut r = rng(7);
+        let n = 70_000;
+        let mut v: Vec<u64> = (0..n).map(|i| ((r() % 100) << 32) | i as u64).collect();
+        let mut expect = v.clone();
+        expect.sort_by_key(|x| x >> 32); // std stable sort
+        let mut s = Vec::new();
+        sort(&mut v, &mut s, 32..64);
+        assert_eq!(v, expect);
+    }
+
+    #[test]
+    fn sequential_and_parallel_agree() {
+        let mut r = rng(3);
+        let base: Vec<u128> = (0..100_000).map(|_| ((r() as u128) << 40) ^ r() as u128).collect();
+        let (mut a, mut b) = (base.clone(), base);
+        let mut s = Vec::new();
+        sort(&mut a, &mut s, 8..104);
+        sort_sequential(&mut b, &mut s, 8..104);
+        assert_eq!(a, b);
+        assert!(a.windows(2).all(|w| (w[0] >> 8) <= (w[1] >> 8)));
+    }
+
+    #[test]
+    fn u32_keys() {
+        let mut r = rng(9);
+        let mut v: Vec<u32> = (0..50_000).map(|_| r() as u32).collect();
+        let mut e = v.clone();
+        e.sort_unstable();
+        sort(&mut v, &mut Vec::new(), 0..32);
+        assert_eq!(v, e);
+    }
+}

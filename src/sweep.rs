@@ -1,0 +1,206 @@
+//! The parallel sweep of the sorted cell entries.
+//!
+//! - Input: the [`Store`] and its cell entries sorted in pre-order (see `store::Layout`).
+//!   Output: one vector of pair keys per chunk, unique across all chunks.
+//! - Walk: the entries of one cell form a *run*; the entries right after the run, up to the
+//!   first one past the cell's end, are exactly the cells nested in it (its *range*, found
+//!   by a galloping search). Aligned cells either nest or are disjoint, and every pair of
+//!   overlapping boxes owns a point lying in a cell of each, so testing every run entry
+//!   against the rest of its run and its range finds every overlapping pair (Lavrov's
+//!   Morton-order method; the seed scans `start < end` the same way).
+//! - Crowded runs: testing each of `m` run entries against the run and a range of `r`
+//!   entries costs `m(m-1)/2 + m r` tests. When that exceeds `crowded_threshold` tests per
+//!   entry involved (a dense clump, many boxes in one cell) the run is swept with
+//!   sweep-and-prune instead ([`crate::sap`]): the run against itself, and the run against
+//!   its range (bipartite), so a crowded cell never degrades to brute force. A single big
+//!   box over many small ones stays a linear scan, which is optimal for one box.
+//! - Unique pairs without a dedup: a pair of boxes `A`, `B` may share several cells. It is
+//!   reported only from the entry pair whose finer cell holds the *reference point*
+//!   `p = max(qlo(A), qlo(B))` (the quantised lower corner of their intersection). `p` lies
+//!   in both quantised boxes, so in exactly one cell of each, and those two cells nest:
+//!   exactly one entry pair qualifies. The check runs only after the exact test passes.
+//!   (The seed instead emits every shared cell and sorts + uniques the pairs.)
+//! - Parallel: the entries are cut into chunks at run boundaries; each chunk walks the runs
+//!   that start in it and may read past its end. Chunks are cut by position, not by thread,
+//!   and every run is handled the same way whoever handles it, so the pairs and the counts
+//!   are the same for any thread count.
+
+use crate::config::Refine;
+use crate::sap::{self, Sorted};
+use crate::store::{Entry, Layout, Store};
+use rayon::prelude::*;
+
+/// Counts from one sweep.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SweepCounts {
+    pub exact_tests: usize,
+    pub crowded: usize,
+    pub rdc_splits: usize,
+}
+
+impl SweepCounts {
+    fn add(self, o: Self) -> Self {
+        Self {
+            exact_tests: self.exact_tests + o.exact_tests,
+            crowded: self.crowded + o.crowded,
+            rdc_splits: self.rdc_splits + o.rdc_splits,
+        }
+    }
+}
+
+/// Sweeps `entries` (sorted) and returns each chunk's pair keys, in chunk order.
+pub(crate) fn sweep<const D: usize, T: Entry>(
+    store: &Store<D>,
+    entries: &[T],
+    crowded_threshold: u32,
+    refine: Refine,
+) -> (Vec<Vec<u64>>, SweepCounts) {
+    let n = entries.len();
+    let lay = store.layout;
+    // Chunk boundaries by position, each moved forward to the start of a run.
+    let chunks = if n < 8192 { 1 } else { (n / 8192).min(rayon::current_num_threads() * 16).max(1) };
+    let mut bounds: Vec<usize> = (0..=chunks).map(|c| n * c / chunks).collect();
+    for b in bounds.iter_mut().take(chunks).skip(1) {
+        while *b < n && *b > 0 && lay.cell(entries[*b].to_u128()) == lay.cell(entries[*b - 1].to_u128()) {
+            *b += 1;
+        }
+    }
+    let results: Vec<(Vec<u64>, SweepCounts)> = (0..chunks)
+        .into_par_iter()
+        .map(|c| {
+            let mut w = Walker::new(store, entries, crowded_threshold as u64, refine);
+            let (from, to) = (bounds[c], bounds[c + 1].max(bounds[c]));
+            w.walk(from, to);
+            (w.out, w.counts)
+        })
+        .collect();
+    let counts = results.iter().fold(SweepCounts::default(), |a, r| a.add(r.1));
+    (results.into_iter().map(|r| r.0).collect(), counts)
+}
+
+/// One chunk's walk state and scratch.
+struct Walker<'a, const D: usize, T> {
+    store: &'a Store<D>,
+    entries: &'a [T],
+    lay: Layout,
+    threshold: u64,
+    refine: Refine,
+    out: Vec<u64>,
+    counts: SweepCounts,
+    run_set: Sorted<D>,
+    range_set: Sorted<D>,
+}
+
+impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
+    fn new(store: &'a Store<D>, entries: &'a [T], threshold: u64, refine: Refine) -> Self {
+        Self {
+            store,
+            entries,
+            lay: store.layout,
+            threshold,
+            refine,
+            out: Vec::new(),
+            counts: SweepCounts::default(),
+            run_set: Sorted::default(),
+            range_set: Sorted::default(),
+        }
+    }
+
+    /// Handles every run starting in `from..to`.
+    fn walk(&mut self, from: usize, to: usize) {
+        let e = self.entries;
+        let mut a = from;
+        while a < to {
+            let head = e[a].to_u128();
+            let cell = self.lay.cell(head);
+            let mut b = a + 1;
+            while b < e.len() && self.lay.cell(e[b].to_u128()) == cell {
+                b += 1;
+            }
+            let r = gallop(e, b, T::from_u128(self.lay.last_nested(head)));
+            let (m, rr) = ((b - a) as u64, (r - b) as u64);
+            let direct = m * (m - 1) / 2 + m * rr;
+            if m > 1 && direct > self.threshold * (m + rr) {
+                self.crowded(a, b, r);
+            } else {
+                self.direct(a, b, r);
+            }
+            a = b;
+        }
+    }
+
+    /// Each run entry against the rest of the run and the range, one test each.
+    fn direct(&mut self, a: usize, b: usize, r: usize) {
+        let st = self.store;
+        for x in a..b {
+            let sx = self.lay.id(self.entries[x].to_u128()) as usize;
+            let bx = st.get(sx);
+            self.counts.exact_tests += r - x - 1;
+            for y in x + 1..r {
+                let sy = self.lay.id(self.entries[y].to_u128()) as usize;
+                if bx.overlaps(&st.get(sy)) {
+                    self.report(x, y);
+                }
+            }
+        }
+    }
+
+    /// Sweep-and-prune: the run against itself, then the run against its range.
+    fn crowded(&mut self, a: usize, b: usize, r: usize) {
+        self.counts.crowded += 1;
+        if self.refine == Refine::Rdc {
+            // Hook for the RDC refinement (next issue); until then RDC falls back to SAP.
+        }
+        let st = self.store;
+        let mut run = std::mem::take(&mut self.run_set);
+        let mut range = std::mem::take(&mut self.range_set);
+        run.clear();
+        range.clear();
+        for x in a..b {
+            run.push(st.get(self.lay.id(self.entries[x].to_u128()) as usize), x as u32);
+        }
+        for y in b..r {
+            range.push(st.get(self.lay.id(self.entries[y].to_u128()) as usize), y as u32);
+        }
+        run.sort();
+        range.sort();
+        let mut hits = Vec::new();
+        self.counts.exact_tests +=
+            sap::complete(&run, 0..run.len(), |i, j| hits.push((run.payload[i], run.payload[j])));
+        self.counts.exact_tests +=
+            sap::bipartite(&run, &range, |i, j| hits.push((run.payload[i], range.payload[j])));
+        for (x, y) in hits {
+            self.report(x as usize, y as usize);
+        }
+        self.run_set = run;
+        self.range_set = range;
+    }
+
+    /// Entries `x` and `y` hold overlapping boxes: keep the pair if this entry pair owns it
+    /// (the finer cell holds the reference point), see the module header.
+    #[inline]
+    fn report(&mut self, x: usize, y: usize) {
+        let (ex, ey) = (self.entries[x].to_u128(), self.entries[y].to_u128());
+        let lay = self.lay;
+        let (sx, sy) = (lay.id(ex) as usize, lay.id(ey) as usize);
+        let (qx, qy) = (self.store.qlo(sx), self.store.qlo(sy));
+        let p: [u32; D] = std::array::from_fn(|k| qx[k].max(qy[k]));
+        let fine = if lay.level(ex) <= lay.level(ey) { ex } else { ey };
+        if lay.start_of(p, lay.level(fine)) as u128 == lay.start(fine) {
+            self.out.push(crate::pairs::key(self.store.orig[sx], self.store.orig[sy]));
+        }
+    }
+}
+
+/// The first index `>= from` whose entry is greater than `last` (entries sorted):
+/// exponential then binary search, so a short range costs a compare or two.
+fn gallop<T: Entry>(e: &[T], from: usize, last: T) -> usize {
+    let mut lo = from;
+    let mut step = 1;
+    while lo + step <= e.len() && e[lo + step - 1] <= last {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(e.len());
+    lo + e[lo..hi].partition_point(|&v| v <= last)
+}
