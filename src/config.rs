@@ -24,9 +24,10 @@ pub struct Config<const D: usize> {
     /// reduction. Boxes partly or wholly outside given bounds are clamped onto the grid and
     /// stay exact: only speed depends on the bounds, never the pairs.
     pub bounds: Option<Aabb<D>>,
-    /// The most Morton cells one box may be split into. The coarsest level that covers the
-    /// box's largest extent needs at most 2^D cells; a finer level is taken while the box
-    /// still fits in this many cells, which helps long thin boxes. At least 2^D, at most 4096.
+    /// The most Morton cells one elongated box (a plank or a wall: largest extent over 4x
+    /// its smallest) may be split into. The coarsest level that covers a box's largest
+    /// extent needs at most 2^D cells; an elongated box goes finer while it still fits in
+    /// this many, so its cells hold fewer other boxes. At least 2^D, at most 4096.
     pub max_cells_per_box: u32,
     /// A cell whose run of entries, or whose nested range, is longer than this is "crowded"
     /// and is swept with sweep-and-prune instead of one-against-each tests. At least 1.
@@ -40,7 +41,7 @@ impl<const D: usize> Default for Config<D> {
         Self {
             margin: 0.0,
             bounds: None,
-            max_cells_per_box: 1 << D,
+            max_cells_per_box: 64.max(1 << D),
             crowded_threshold: 64,
             refine: Refine::Sap,
         }

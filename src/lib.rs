@@ -32,6 +32,7 @@ mod validate;
 
 pub mod morton;
 pub mod radix_sort;
+pub mod rdc;
 pub mod sap;
 pub mod scene;
 mod store;
@@ -42,4 +43,5 @@ pub use brute_force::brute_force_pairs;
 pub use config::{Config, Refine};
 pub use error::{BoxProblem, Error};
 pub use pipeline::{find_pairs, find_pairs_with, Broadphase};
+pub use rdc::{Clusters, Rdc};
 pub use stats::Stats;

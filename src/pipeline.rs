@@ -109,11 +109,12 @@ fn run<const D: usize, T: Entry>(
 
     let t = Instant::now();
     let lay = store.layout;
-    crate::radix_sort::sort(entries, scratch, lay.id_bits..lay.bits());
+    crate::radix_sort::sort(entries, scratch, lay.sort_from()..lay.bits());
     stats.t_sort = t.elapsed();
 
     let t = Instant::now();
     let (parts, counts) = crate::sweep::sweep(store, entries, config.crowded_threshold, config.refine);
+    stats.candidates = counts.candidates;
     stats.exact_tests = counts.exact_tests;
     stats.crowded_cells = counts.crowded;
     stats.rdc_splits = counts.rdc_splits;

@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use std::ops::Range;
 
 /// An unsigned integer record that can be sorted by a range of its bits.
-pub trait RadixKey: Copy + Send + Sync + Ord + 'static {
+pub trait RadixKey: Copy + Send + Sync + 'static {
     /// Width in bits.
     const BITS: u32;
     /// The 8-bit digit starting at bit `shift`.
@@ -52,8 +52,7 @@ const SMALL: usize = 256;
 /// Sorts `data` by its bits `bits.start..bits.end` (stable), on the current rayon pool.
 /// `scratch` is working memory; its contents on return are unspecified.
 pub fn sort<T: RadixKey>(data: &mut Vec<T>, scratch: &mut Vec<T>, bits: Range<u32>) {
-    let chunks = if data.len() < PAR_MIN { 1 } else { rayon::current_num_threads().max(1) * 4 };
-    sort_in_chunks(data, scratch, bits, chunks);
+    sort_in_chunks(data, scratch, bits, 0);
 }
 
 /// The sequential driver: the same kernel with one chunk and no tasks.
@@ -63,16 +62,36 @@ pub fn sort_sequential<T: RadixKey>(data: &mut Vec<T>, scratch: &mut Vec<T>, bit
 
 fn sort_in_chunks<T: RadixKey>(data: &mut Vec<T>, scratch: &mut Vec<T>, bits: Range<u32>, chunks: usize) {
     let n = data.len();
+    scratch.clear();
+    scratch.reserve(n);
+    // SAFETY: `sort_slices` writes every slot of `scratch` before reading it (each pass
+    // that runs writes a permutation of 0..n), and `T: Copy` has no drop.
+    unsafe { scratch.set_len(n) };
+    if sort_slices(data, scratch, bits, chunks) {
+        std::mem::swap(data, scratch);
+    }
+}
+
+/// Sorts `data` by `bits` using `scratch` (same length) as the other buffer; returns true
+/// when the result ended in `scratch`. `chunks == 0` picks the chunk count from the pool.
+pub fn sort_slices<T: RadixKey>(data: &mut [T], scratch: &mut [T], bits: Range<u32>, chunks: usize) -> bool {
+    let n = data.len();
+    assert_eq!(n, scratch.len(), "radix scratch must match the data length");
+    let chunks = match chunks {
+        0 if n < PAR_MIN => 1,
+        0 => rayon::current_num_threads().max(1) * 4,
+        c => c,
+    };
     let hi = bits.end.min(T::BITS);
     if n < 2 || bits.start >= hi {
-        return;
+        return false;
     }
     if n < SMALL {
         // Stable by the key bits: a stable comparison sort on the masked key.
         let lo = bits.start;
         let width = hi - lo;
         data.sort_by_key(|&v| masked(v, lo, width));
-        return;
+        return false;
     }
     let chunk_len = n.div_ceil(chunks);
     let shifts: Vec<u32> = (bits.start..hi).step_by(8).collect();
@@ -104,11 +123,6 @@ fn sort_in_chunks<T: RadixKey>(data: &mut Vec<T>, scratch: &mut Vec<T>, bits: Ra
         )
     };
 
-    scratch.clear();
-    scratch.reserve(n);
-    // SAFETY: every slot 0..n of `scratch` is written by the first scatter before it is read
-    // (the scatter writes a permutation of 0..n), and `T: Copy` has no drop.
-    unsafe { scratch.set_len(n) };
     let mut swapped = false;
     for (d, &shift) in shifts.iter().enumerate() {
         if totals[d].iter().any(|&c| c as usize == n) {
@@ -118,9 +132,7 @@ fn sort_in_chunks<T: RadixKey>(data: &mut Vec<T>, scratch: &mut Vec<T>, bits: Ra
         scatter_pass(src, dst, shift, chunk_len);
         swapped = !swapped;
     }
-    if swapped {
-        std::mem::swap(data, scratch);
-    }
+    swapped
 }
 
 /// `v`'s bits `lo..lo + width` as a u128 (for the small-input comparison sort).

@@ -24,7 +24,10 @@ pub struct Stats {
     pub cells: usize,
     /// Cells found crowded and swept with sweep-and-prune (or RDC).
     pub crowded_cells: usize,
-    /// Candidate pairs put to the exact box test.
+    /// Candidate entry pairs looked at: each run entry against the rest of its run and its
+    /// range (direct path), or the pairs overlapping on axis 0 (sweep-and-prune path).
+    pub candidates: usize,
+    /// Candidates put to the exact box test (after the cheap ownership check).
     pub exact_tests: usize,
     /// Pairs reported (unique).
     pub pairs: usize,

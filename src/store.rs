@@ -3,7 +3,7 @@
 //! - Input: the user's boxes (validated), the margin, optional grid bounds.
 //! - Output: [`Store`]: the live (not inverted by a negative margin) boxes, grown by the
 //!   margin, one contiguous `f32` array per axis and bound, **in Morton order** of their
-//!   lower corners (a 24-bit prefix is enough for locality), with `orig[s]` mapping a store
+//!   lower corners (a 23-bit prefix is enough for locality), with `orig[s]` mapping a store
 //!   index back to the input index; each box's cell level and cell count; and the key
 //!   [`Layout`] of the cell entries.
 //! - Why Morton order: the sweep tests boxes that share a cell, which are near each other in
@@ -22,11 +22,19 @@ use crate::morton::{self, grid_bits, Quantizer};
 use crate::radix_sort::RadixKey;
 use crate::{Aabb, Config};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+/// Boxes per parallel work item.
+const CHUNK: usize = 4096;
+/// The order-key prefix of a box a negative margin turned inside out (sorts after all live).
+const DEAD: u64 = 1 << 23;
 
 /// A cell-entry record: a radix-sortable integer holding `(start, inverse level, store id)`.
-pub(crate) trait Entry: RadixKey {
+pub(crate) trait Entry: RadixKey + Ord {
     fn from_u128(v: u128) -> Self;
     fn to_u128(self) -> u128;
+    /// The low 64 bits of `self >> s` (every field but the cell fits 64 bits).
+    fn field(self, s: u32) -> u64;
 }
 impl Entry for u64 {
     #[inline(always)]
@@ -36,6 +44,10 @@ impl Entry for u64 {
     #[inline(always)]
     fn to_u128(self) -> u128 {
         self as u128
+    }
+    #[inline(always)]
+    fn field(self, s: u32) -> u64 {
+        self.checked_shr(s).unwrap_or(0)
     }
 }
 impl Entry for u128 {
@@ -47,22 +59,31 @@ impl Entry for u128 {
     fn to_u128(self) -> u128 {
         self
     }
+    #[inline(always)]
+    fn field(self, s: u32) -> u64 {
+        self.checked_shr(s).unwrap_or(0) as u64
+    }
 }
 
 /// Bit layout of a cell entry, low to high:
 ///
 /// ```text
-/// [ id: id_bits ][ l_max - level: lvl_bits ][ start >> (D * l_min): key_bits ]
+/// [ id: id_bits ][ first: D ][ l_max - level: lvl_bits ][ start >> (D * l_min): key_bits ]
 /// ```
 ///
 /// `start` is the Morton code of the cell's lowest grid point; every cell's start has its
-/// low `D * level >= D * l_min` bits zero, so they are dropped. Sorting by everything above
+/// low `D * level >= D * l_min` bits zero, so they are dropped. `first` bit `k` is set when
+/// the cell is the box's first on axis `k` (it holds the box's lower bound on that axis):
+/// with it the sweep decides which entry pair owns a box pair from the entry bits alone
+/// (see [`Layout::owns`]). The sort ignores the id and `first` bits. Sorting by everything above
 /// the id gives pre-order: cells by start, and at equal start the larger cell first, so a
 /// cell's entries are followed by exactly the entries of the cells nested in it.
-/// INVARIANT: `id_bits + lvl_bits + key_bits <= 64` for `u64` entries, `<= 128` for `u128`.
+/// INVARIANT: `bits() <= 64` for `u64` entries, `<= 128` for `u128`.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Layout {
     pub id_bits: u32,
+    /// Flag bits: `d`.
+    pub flag_bits: u32,
     pub lvl_bits: u32,
     pub key_bits: u32,
     pub l_min: u32,
@@ -73,41 +94,108 @@ pub(crate) struct Layout {
 impl Layout {
     /// Total bits used.
     pub fn bits(&self) -> u32 {
-        self.id_bits + self.lvl_bits + self.key_bits
+        self.sort_from() + self.lvl_bits + self.key_bits
+    }
+    /// The lowest bit the sort looks at.
+    pub fn sort_from(&self) -> u32 {
+        self.id_bits + self.flag_bits
     }
     #[inline(always)]
-    pub fn pack(&self, start_shifted: u64, level: u32, id: u32) -> u128 {
-        ((start_shifted as u128) << self.lvl_bits | (self.l_max - level) as u128) << self.id_bits | id as u128
+    pub fn pack(&self, start_shifted: u64, level: u32, first: u32, id: u32) -> u128 {
+        let cell = (start_shifted as u128) << self.lvl_bits | (self.l_max - level) as u128;
+        (cell << self.flag_bits | first as u128) << self.id_bits | id as u128
     }
     #[inline(always)]
-    pub fn id(&self, e: u128) -> u32 {
-        (e & ((1u128 << self.id_bits) - 1)) as u32
+    pub fn first<T: Entry>(&self, e: T) -> u32 {
+        (e.field(self.id_bits) & low_mask(self.flag_bits)) as u32
     }
-    /// The cell part (everything above the id): equal for entries of the same cell.
+    #[inline(always)]
+    pub fn id<T: Entry>(&self, e: T) -> u32 {
+        (e.field(0) & low_mask(self.id_bits)) as u32
+    }
+    /// The cell part (everything above the id and flags): equal for entries of one cell.
     #[inline(always)]
     pub fn cell(&self, e: u128) -> u128 {
-        e >> self.id_bits
+        e >> self.sort_from()
     }
     #[inline(always)]
-    pub fn level(&self, e: u128) -> u32 {
-        self.l_max - (self.cell(e) & ((1u128 << self.lvl_bits) - 1)) as u32
+    pub fn level<T: Entry>(&self, e: T) -> u32 {
+        self.l_max - (e.field(self.sort_from()) & low_mask(self.lvl_bits)) as u32
     }
+    /// Shifted start (`start >> D * l_min`; at most 64 bits).
     #[inline(always)]
-    pub fn start(&self, e: u128) -> u128 {
-        self.cell(e) >> self.lvl_bits
+    pub fn start<T: Entry>(&self, e: T) -> u64 {
+        e.field(self.sort_from() + self.lvl_bits)
     }
     /// The largest entry value whose cell starts inside the cell of `e`: entries after `e`
     /// up to this value are exactly those nested in `e`'s cell (pre-order).
     #[inline(always)]
     pub fn last_nested(&self, e: u128) -> u128 {
-        let end = self.start(e) + (1u128 << (self.d * (self.level(e) - self.l_min)));
-        (end << (self.lvl_bits + self.id_bits)) - 1
+        let end = self.start(e) as u128 + (1u128 << (self.d * (self.level(e) - self.l_min)));
+        (end << (self.lvl_bits + self.sort_from())) - 1
     }
-    /// Shifted start of the level-`level` cell holding grid point `q`.
+
+    /// Does entry `e` own the pair of its box `B` with a box `A` whose quantised lower
+    /// corner has the shifted Morton code `ma` (`morton(qlo(A)) >> D * l_min`)? `e` must be
+    /// the finer (or equal) cell of the two entries.
+    ///
+    /// The owner is `B`'s cell holding `p = max(qlo(A), qlo(B))`. On axis `k` that cell's
+    /// coordinate is `max(a_k, b0_k)` with `a_k = qlo(A)_k >> level` and `b0_k` `B`'s first
+    /// cell. If `e` is `B`'s first cell on `k` (`e_k == b0_k`) it holds `p_k` iff
+    /// `e_k >= a_k`; otherwise (`e_k > b0_k`) iff `e_k == a_k`. Interleaving keeps each
+    /// axis' bit order, so masked codes compare like the coordinates themselves.
     #[inline(always)]
-    pub fn start_of<const D: usize>(&self, q: [u32; D], level: u32) -> u64 {
-        let c: [u32; D] = std::array::from_fn(|k| shr32(q[k], level));
-        shl64(morton::encode(c), D as u32 * (level - self.l_min))
+    pub fn owns<const D: usize, T: Entry>(&self, e: T, ma: u64) -> bool {
+        let start = self.start(e);
+        let a = ma & !low_mask(D as u32 * (self.level(e) - self.l_min));
+        let first = self.first(e);
+        // Axes that are not the box's first: the coordinates must be equal (one xor).
+        let same = (start ^ a) & !FIRST_AXES[D][first as usize & 7] == 0;
+        let mut ge = true;
+        for k in 0..D {
+            let m = AXIS_MASK[D][k];
+            ge &= (first >> k & 1 == 0) | (start & m >= a & m);
+        }
+        same & ge
+    }
+}
+
+/// Bits of axis `k` in a `d`-dimensional Morton code.
+const AXIS_MASK: [[u64; 3]; 4] = [
+    [0, 0, 0],
+    [u64::MAX, 0, 0],
+    [0x5555_5555_5555_5555, 0xaaaa_aaaa_aaaa_aaaa, 0],
+    [0x9249_2492_4924_9249, 0x2492_4924_9249_2492, 0x4924_9249_2492_4924],
+];
+
+/// `FIRST_AXES[d][flags]`: the Morton bits of the axes whose flag is set.
+const FIRST_AXES: [[u64; 8]; 4] = {
+    let mut t = [[0u64; 8]; 4];
+    let mut d = 1;
+    while d <= 3 {
+        let mut f = 0;
+        while f < 8 {
+            let mut k = 0;
+            while k < d {
+                if f >> k & 1 == 1 {
+                    t[d][f] |= AXIS_MASK[d][k];
+                }
+                k += 1;
+            }
+            f += 1;
+        }
+        d += 1;
+    }
+    t
+};
+
+/// The low `bits` bits set (all of them from 64 on).
+#[inline(always)]
+const fn low_mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
     }
 }
 
@@ -130,6 +218,31 @@ fn shr32(v: u32, s: u32) -> u32 {
     }
 }
 
+/// A box with its Morton-order key, the record the store's order sort moves: sorting whole
+/// records streams memory, where sorting keys and then gathering boxes reads the input at
+/// random (PERF: the gather cost ~3x the sort at 1M boxes, `docs/BENCHMARKS.md`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Keyed<const D: usize> {
+    /// `morton prefix << 40 | input index`.
+    key: u64,
+    b: Aabb<D>,
+}
+// SAFETY: `repr(C)` of a u64 and f32 arrays; sizes 16/24/32 bytes for D = 1/2/3 are
+// multiples of the 8-byte alignment, so there is no padding; any bit pattern is valid.
+unsafe impl<const D: usize> bytemuck::Zeroable for Keyed<D> {}
+// SAFETY: as above.
+unsafe impl<const D: usize> bytemuck::Pod for Keyed<D> {}
+const _: () = assert!(std::mem::size_of::<Keyed<3>>() == 32 && std::mem::size_of::<Keyed<2>>() == 24);
+
+impl<const D: usize> RadixKey for Keyed<D> {
+    const BITS: u32 = 64;
+    #[inline(always)]
+    fn digit(self, shift: u32) -> usize {
+        ((self.key >> shift) & 0xff) as usize
+    }
+}
+
 /// The live boxes in Morton order, structure of arrays. See the module header.
 #[derive(Debug)]
 pub(crate) struct Store<const D: usize> {
@@ -140,9 +253,8 @@ pub(crate) struct Store<const D: usize> {
     pub orig: Vec<u32>,
     /// Cell level of store box `s`.
     pub level: Vec<u8>,
-    /// After `build`: first cell-entry slot of store box `s` (exclusive prefix of the cell
-    /// counts), with one extra element holding the total.
-    pub offset: Vec<u64>,
+    /// Total cell entries (sum of every box's count at its level).
+    pub cells: usize,
     pub quant: Quantizer<D>,
     pub layout: Layout,
 }
@@ -154,7 +266,7 @@ impl<const D: usize> Default for Store<D> {
             hi: std::array::from_fn(|_| Vec::new()),
             orig: Vec::new(),
             level: Vec::new(),
-            offset: Vec::new(),
+            cells: 0,
             quant: Quantizer::new([0.0; D], [0.0; D]),
             layout: Layout::default(),
         }
@@ -243,101 +355,128 @@ impl<const D: usize> Store<D> {
         let quant = Quantizer::new(lo, hi);
         self.quant = quant;
 
-        // 2. Morton order of the live boxes: key = top 24 bits of the lower corner's code.
+        // 2. Morton order of the live boxes: key = top 23 bits of the lower corner's code.
+        //    The records borrow the entry buffers' memory (free at this stage).
         let code_bits = D as u32 * bits;
-        let top = code_bits.saturating_sub(24);
-        order.clear();
-        order.par_extend(boxes.par_iter().enumerate().with_min_len(4096).filter_map(|(i, b)| {
-            let g = b.grown(m);
-            (!g.is_inverted()).then(|| (morton::encode(quant.point(&g.min)) >> top) << 40 | i as u64)
-        }));
-        crate::radix_sort::sort(order, scratch, 40..64);
+        let top = code_bits.saturating_sub(23);
+        let n_in = boxes.len();
+        let words = n_in * std::mem::size_of::<Keyed<D>>() / 8;
+        for v in [&mut *order, &mut *scratch] {
+            v.clear();
+            v.resize(words, 0);
+        }
+        let recs: &mut [Keyed<D>] = bytemuck::cast_slice_mut(&mut order[..]);
+        let live = AtomicUsize::new(0);
+        recs.par_chunks_mut(CHUNK).zip(boxes.par_chunks(CHUNK)).enumerate().for_each(|(c, (dst, src))| {
+            for (j, (r, b)) in dst.iter_mut().zip(src).enumerate() {
+                let g = b.grown(m);
+                let i = (c * CHUNK + j) as u64;
+                // A dead (inverted) box sorts last: its prefix 2^23 exceeds every live one.
+                let k = if g.is_inverted() { DEAD << 40 } else { (morton::encode(quant.point(&g.min)) >> top) << 40 };
+                *r = Keyed { key: k | i, b: g };
+            }
+            live.fetch_add(src.iter().filter(|b| !b.grown(m).is_inverted()).count(), Relaxed);
+        });
+        let n = live.into_inner();
+        let (a, b) = (&mut order[..words], &mut scratch[..words]);
+        let (ra, rb): (&mut [Keyed<D>], &mut [Keyed<D>]) = (bytemuck::cast_slice_mut(a), bytemuck::cast_slice_mut(b));
+        let in_b = crate::radix_sort::sort_slices(ra, rb, 40..64, 0);
+        let recs: &[Keyed<D>] = if in_b { rb } else { ra };
+        let recs = &recs[..n];
 
-        // 3. Gather the SoA arrays in that order, with each box's level and cell count.
-        let n = order.len();
+        // 3. Unpack into the SoA arrays (sequential reads and writes), with each box's level.
         for k in 0..D {
             resize_uninit(&mut self.lo[k], n);
             resize_uninit(&mut self.hi[k], n);
         }
         resize_uninit(&mut self.orig, n);
         resize_uninit(&mut self.level, n);
-        resize_uninit(&mut self.offset, n + 1);
         let lo_out: [Out<f32>; D] = std::array::from_fn(|k| Out(self.lo[k].as_mut_ptr()));
         let hi_out: [Out<f32>; D] = std::array::from_fn(|k| Out(self.hi[k].as_mut_ptr()));
         let orig_out = Out(self.orig.as_mut_ptr());
         let level_out = Out(self.level.as_mut_ptr());
-        let count_out = Out(self.offset.as_mut_ptr());
         let budget = config.max_cells_per_box as u64;
-        let (l_min, l_max) = order
-            .par_iter()
+        let (l_min, l_max, cells) = recs
+            .par_chunks(CHUNK)
             .enumerate()
-            .with_min_len(4096)
-            .map(|(s, &rec)| {
-                let i = rec as u32;
-                let g = boxes[i as usize].grown(m);
-                let qlo = quant.point(&g.min);
-                let qhi = quant.point(&g.max);
-                let (l, c) = choose_level(qlo, qhi, budget, bits);
-                // SAFETY: `s` ranges over 0..n, each value in exactly one task; the arrays
-                // have length n (n + 1 for offset) and are written before being read.
-                unsafe {
-                    for k in 0..D {
-                        lo_out[k].put(s, g.min[k]);
-                        hi_out[k].put(s, g.max[k]);
+            .map(|(c, part)| {
+                let (mut l_min, mut l_max, mut cells) = (u32::MAX, 0, 0u64);
+                for (j, r) in part.iter().enumerate() {
+                    let s = c * CHUNK + j;
+                    let g = r.b;
+                    let (l, count) = choose_level(quant.point(&g.min), quant.point(&g.max), budget, bits);
+                    // SAFETY: `s` ranges over 0..n, each value in exactly one task; the arrays
+                    // have length n and every slot is written here before being read.
+                    unsafe {
+                        for k in 0..D {
+                            lo_out[k].put(s, g.min[k]);
+                            hi_out[k].put(s, g.max[k]);
+                        }
+                        orig_out.put(s, r.key as u32);
+                        level_out.put(s, l as u8);
                     }
-                    orig_out.put(s, i);
-                    level_out.put(s, l as u8);
-                    count_out.put(s, c);
+                    l_min = l_min.min(l);
+                    l_max = l_max.max(l);
+                    cells += count;
                 }
-                (l, l)
+                (l_min, l_max, cells)
             })
-            .reduce(|| (u32::MAX, 0), |a, b| (a.0.min(b.0), a.1.max(b.1)));
+            .reduce(|| (u32::MAX, 0, 0), |a, b| (a.0.min(b.0), a.1.max(b.1), a.2 + b.2));
         let l_min = l_min.min(l_max);
-
-        // 4. Exclusive prefix of the counts (a sequential scan: ~1 ns a box).
-        let mut run = 0u64;
-        for c in &mut self.offset[..n] {
-            let v = *c;
-            *c = run;
-            run += v;
-        }
-        self.offset[n] = run;
+        self.cells = cells as usize;
         let id_bits = usize::BITS - n.saturating_sub(1).leading_zeros();
         let lvl_bits = u32::BITS - (l_max - l_min).leading_zeros();
-        self.layout =
-            Layout { id_bits, lvl_bits, key_bits: D as u32 * (bits - l_min), l_min, l_max, d: D as u32 };
+        self.layout = Layout {
+            id_bits,
+            flag_bits: D as u32,
+            lvl_bits,
+            key_bits: D as u32 * (bits - l_min),
+            l_min,
+            l_max,
+            d: D as u32,
+        };
     }
 
-    /// Total cell entries.
-    pub fn cells(&self) -> usize {
-        self.offset.last().copied().unwrap_or(0) as usize
-    }
-
-    /// Writes every box's cell entries, in parallel, into `out` (resized to [`cells`]).
+    /// Writes every box's cell entries into `out` (resized to `self.cells`), in parallel:
+    /// each chunk of boxes counts its cells, a prefix over chunks gives each its slice.
     pub fn write_cells<T: crate::store::Entry>(&self, out: &mut Vec<T>) {
-        let total = self.cells();
-        resize_uninit(out, total);
-        let layout = self.layout;
+        resize_uninit(out, self.cells);
         let n = self.len();
-        let chunk = 4096;
-        let dst = Out(out.as_mut_ptr());
-        (0..n.div_ceil(chunk)).into_par_iter().for_each(|c| {
-            for s in c * chunk..((c + 1) * chunk).min(n) {
-                let mut at = self.offset[s] as usize;
-                self.for_each_cell(s, |start| {
-                    // SAFETY: box `s` owns slots offset[s]..offset[s + 1], which it fills
-                    // exactly (for_each_cell yields as many cells as choose_level counted).
-                    unsafe { dst.put(at, T::from_u128(layout.pack(start, self.level[s] as u32, s as u32))) };
+        let chunk_cells: Vec<usize> = (0..n.div_ceil(CHUNK))
+            .into_par_iter()
+            .map(|c| (c * CHUNK..((c + 1) * CHUNK).min(n)).map(|s| self.cell_count(s)).sum())
+            .collect();
+        let mut parts = Vec::with_capacity(chunk_cells.len());
+        let mut rest = &mut out[..];
+        for &len in &chunk_cells {
+            let (head, tail) = rest.split_at_mut(len);
+            parts.push(head);
+            rest = tail;
+        }
+        let layout = self.layout;
+        parts.into_par_iter().enumerate().for_each(|(c, dst)| {
+            let mut at = 0;
+            for s in c * CHUNK..((c + 1) * CHUNK).min(n) {
+                let level = self.level[s] as u32;
+                self.for_each_cell(s, |start, first| {
+                    dst[at] = T::from_u128(layout.pack(start, level, first, s as u32));
                     at += 1;
                 });
-                debug_assert_eq!(at, self.offset[s + 1] as usize);
             }
+            debug_assert_eq!(at, dst.len());
         });
     }
 
-    /// Calls `f(shifted start)` for each cell of store box `s`, in odometer order.
+    /// Cells of store box `s` at its level.
     #[inline]
-    fn for_each_cell(&self, s: usize, mut f: impl FnMut(u64)) {
+    fn cell_count(&self, s: usize) -> usize {
+        let qhi: [u32; D] = std::array::from_fn(|k| self.quant.coord(k, self.hi[k][s]));
+        count_at(&self.qlo(s), &qhi, self.level[s] as u32) as usize
+    }
+
+    /// Calls `f(shifted start, first-on-axis flags)` for each cell of store box `s`.
+    #[inline]
+    fn for_each_cell(&self, s: usize, mut f: impl FnMut(u64, u32)) {
         let l = self.level[s] as u32;
         let lay = &self.layout;
         let qlo = self.qlo(s);
@@ -347,7 +486,11 @@ impl<const D: usize> Store<D> {
         let shift = D as u32 * (l - lay.l_min);
         let mut c = c0;
         loop {
-            f(shl64(morton::encode(c), shift));
+            let mut first = 0;
+            for k in 0..D {
+                first |= ((c[k] == c0[k]) as u32) << k;
+            }
+            f(shl64(morton::encode(c), shift), first);
             // Odometer over the axes.
             let mut k = 0;
             loop {
@@ -378,10 +521,11 @@ fn count_at<const D: usize>(qlo: &[u32; D], qhi: &[u32; D], l: u32) -> u64 {
 /// The level of a box with quantised corners `qlo..=qhi` and its cell count.
 ///
 /// Start from the seed's level: the smallest whose cell side `2^l` exceeds the largest
-/// extent, so the box spans at most 2 cells per axis. Then go one level finer while the
-/// count stays within `budget` and at most 2^(D-1) times the current one, i.e. while the
-/// covered volume at least halves: true for planks (x2 per level) and walls (x4 in 3D),
-/// false for cubes (x2^D), which keep the seed's level.
+/// extent, so the box spans at most 2 cells per axis. An elongated box (largest extent
+/// over 4x its smallest: planks, walls) then goes one level finer while the count stays
+/// within `budget` and at most 2^(D-1) times the current one, i.e. while the covered
+/// volume at least halves. Cube-like boxes keep the seed's level: splitting them multiplies
+/// entries (sort and walk cost) faster than it cuts tests (measured, `docs/BENCHMARKS.md`).
 #[inline]
 pub(crate) fn choose_level<const D: usize>(
     qlo: [u32; D],
@@ -389,13 +533,15 @@ pub(crate) fn choose_level<const D: usize>(
     budget: u64,
     bits: u32,
 ) -> (u32, u64) {
-    let mut ext = 0u32;
+    let (mut ext, mut thin) = (0u32, u32::MAX);
     for k in 0..D {
         ext = ext.max(qhi[k] - qlo[k]);
+        thin = thin.min(qhi[k] - qlo[k]);
     }
     let mut l = (u32::BITS - ext.leading_zeros()).min(bits);
     let mut c = count_at(&qlo, &qhi, l);
-    while l > 0 {
+    let elongated = (thin as u64) * 4 < ext as u64;
+    while elongated && l > 0 {
         let finer = count_at(&qlo, &qhi, l - 1);
         if finer > budget || finer > c << (D - 1) {
             break;
@@ -425,6 +571,8 @@ mod tests {
         let (l, c) = choose_level::<3>([3, 3, 3], [13, 13, 13], 64, 21);
         assert_eq!(l, 4);
         assert_eq!(c, 1);
+        // A box 10 x 4 x 6 is not elongated: seed level, however large the budget.
+        assert_eq!(choose_level::<3>([0, 0, 0], [10, 4, 6], 4096, 21).0, 4);
         // A plank 1000 long, 1 thick: refined until the budget stops it.
         let (l, c) = choose_level::<3>([0, 0, 0], [1000, 1, 1], 64, 21);
         assert!(l < 10 && c <= 64, "l={l} c={c}");
@@ -437,13 +585,14 @@ mod tests {
 
     #[test]
     fn layout_round_trips() {
-        let lay = Layout { id_bits: 20, lvl_bits: 3, key_bits: 30, l_min: 5, l_max: 9, d: 3 };
-        let e = lay.pack(12345, 7, 999);
+        let lay = Layout { id_bits: 20, flag_bits: 3, lvl_bits: 3, key_bits: 30, l_min: 5, l_max: 9, d: 3 };
+        let e = lay.pack(12345, 7, 5, 999);
         assert_eq!(lay.id(e), 999);
+        assert_eq!(lay.first(e), 5);
         assert_eq!(lay.level(e), 7);
         assert_eq!(lay.start(e), 12345);
         // A level-7 cell spans 2^(3*(7-5)) = 64 shifted starts.
-        assert!(lay.pack(12345 + 63, 5, 0) <= lay.last_nested(e));
-        assert!(lay.pack(12345 + 64, 5, 0) > lay.last_nested(e));
+        assert!(lay.pack(12345 + 63, 5, 7, u32::MAX >> 12) <= lay.last_nested(e));
+        assert!(lay.pack(12345 + 64, 5, 0, 0) > lay.last_nested(e));
     }
 }

@@ -33,6 +33,7 @@ use rayon::prelude::*;
 /// Counts from one sweep.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct SweepCounts {
+    pub candidates: usize,
     pub exact_tests: usize,
     pub crowded: usize,
     pub rdc_splits: usize,
@@ -41,6 +42,7 @@ pub(crate) struct SweepCounts {
 impl SweepCounts {
     fn add(self, o: Self) -> Self {
         Self {
+            candidates: self.candidates + o.candidates,
             exact_tests: self.exact_tests + o.exact_tests,
             crowded: self.crowded + o.crowded,
             rdc_splits: self.rdc_splits + o.rdc_splits,
@@ -129,27 +131,48 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         }
     }
 
-    /// Each run entry against the rest of the run and the range, one test each.
+    /// Each run entry against the rest of the run and the range: the ownership check on
+    /// the entry bits first (it drops the other cells of a box that has several in range),
+    /// then the exact test.
     fn direct(&mut self, a: usize, b: usize, r: usize) {
-        let st = self.store;
+        let (st, lay) = (self.store, self.lay);
         for x in a..b {
-            let sx = self.lay.id(self.entries[x].to_u128()) as usize;
+            let sx = lay.id(self.entries[x]) as usize;
             let bx = st.get(sx);
-            self.counts.exact_tests += r - x - 1;
-            for y in x + 1..r {
-                let sy = self.lay.id(self.entries[y].to_u128()) as usize;
+            let ma = self.corner_code(sx);
+            self.counts.candidates += r - x - 1;
+            for &ey in &self.entries[x + 1..r] {
+                if !lay.owns::<D, T>(ey, ma) {
+                    continue;
+                }
+                let sy = lay.id(ey) as usize;
+                self.counts.exact_tests += 1;
                 if bx.overlaps(&st.get(sy)) {
-                    self.report(x, y);
+                    self.out.push(crate::pairs::key(st.orig[sx], st.orig[sy]));
                 }
             }
         }
+    }
+
+    /// Shifted Morton code of store box `s`'s quantised lower corner (see `Layout::owns`).
+    #[inline(always)]
+    fn corner_code(&self, s: usize) -> u64 {
+        crate::morton::encode(self.store.qlo(s)) >> (D as u32 * self.lay.l_min)
     }
 
     /// Sweep-and-prune: the run against itself, then the run against its range.
     fn crowded(&mut self, a: usize, b: usize, r: usize) {
         self.counts.crowded += 1;
         if self.refine == Refine::Rdc {
-            // Hook for the RDC refinement (next issue); until then RDC falls back to SAP.
+            // RDC over the run and its range together; inside each final group only pairs
+            // with a run entry are offered, each once (range x range pairs belong to the
+            // ranges' own runs).
+            let (st, lay, e) = (self.store, self.lay, self.entries);
+            let boxes: Vec<_> = (a..r).map(|x| st.get(lay.id(e[x].to_u128()) as usize)).collect();
+            let (splits, tests) = crate::rdc::refine_cell(&boxes, b - a, |x, y| self.report(a + x, a + y));
+            self.counts.rdc_splits += splits;
+            self.counts.exact_tests += tests;
+            return;
         }
         let st = self.store;
         let mut run = std::mem::take(&mut self.run_set);
@@ -157,10 +180,10 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         run.clear();
         range.clear();
         for x in a..b {
-            run.push(st.get(self.lay.id(self.entries[x].to_u128()) as usize), x as u32);
+            run.push(st.get(self.lay.id(self.entries[x]) as usize), x as u32);
         }
         for y in b..r {
-            range.push(st.get(self.lay.id(self.entries[y].to_u128()) as usize), y as u32);
+            range.push(st.get(self.lay.id(self.entries[y]) as usize), y as u32);
         }
         run.sort();
         range.sort();
@@ -176,17 +199,15 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         self.range_set = range;
     }
 
-    /// Entries `x` and `y` hold overlapping boxes: keep the pair if this entry pair owns it
-    /// (the finer cell holds the reference point), see the module header.
+    /// Entries `x` (run) and `y` (run or range, so the finer or equal cell) hold
+    /// overlapping boxes: keep the pair if this entry pair owns it, see the module header.
     #[inline]
     fn report(&mut self, x: usize, y: usize) {
-        let (ex, ey) = (self.entries[x].to_u128(), self.entries[y].to_u128());
+        let (ex, ey) = (self.entries[x], self.entries[y]);
         let lay = self.lay;
         let (sx, sy) = (lay.id(ex) as usize, lay.id(ey) as usize);
-        let (qx, qy) = (self.store.qlo(sx), self.store.qlo(sy));
-        let p: [u32; D] = std::array::from_fn(|k| qx[k].max(qy[k]));
-        let fine = if lay.level(ex) <= lay.level(ey) { ex } else { ey };
-        if lay.start_of(p, lay.level(fine)) as u128 == lay.start(fine) {
+        debug_assert!(lay.level(ey) <= lay.level(ex));
+        if lay.owns::<D, T>(ey, self.corner_code(sx)) {
             self.out.push(crate::pairs::key(self.store.orig[sx], self.store.orig[sy]));
         }
     }

@@ -1,0 +1,409 @@
+//! Seeded, deterministic scene generators for the demo, the benches and the tests.
+//!
+//! Every generator is generic over the dimension `D` (1, 2 and 3 all work), takes the number
+//! of boxes `n` and a `seed`, and returns the same boxes for the same `(D, n, seed)` on every
+//! platform (the random numbers come from the small [`Rng`] below, and all layout math is done
+//! in `f64` before rounding to `f32`).
+//!
+//! Density is constant as `n` grows: the world is the cube `[0, W]^D` with
+//! `W = n^(1/D)` (see [`world_side`]), so there is about one box per unit volume and the number
+//! of overlapping pairs grows linearly with `n`. Pairs per box, measured with
+//! [`brute_force_pairs`](crate::brute_force_pairs), seed 1, at `n = 3000` and `n = 30000`:
+//!
+//! | scene                | 1D          | 2D          | 3D           |
+//! |----------------------|-------------|-------------|--------------|
+//! | [`uniform`]          | 0.58 / 0.60 | 0.70 / 0.73 | 0.94 / 0.90  |
+//! | [`varied`]           | 0.93 / 0.92 | 2.95 / 2.84 | 13.5 / 12.0  |
+//! | [`clustered`]        | 2.81 / 2.98 | 3.83 / 3.69 | 4.85 / 4.41  |
+//! | [`mixed`] (n + 1000) | 260 / 253   | 7.09 / 2.20 | 3.96 / 1.92  |
+//! | [`all_overlapping`]  | (n - 1) / 2 | (n - 1) / 2 | (n - 1) / 2  |
+//!
+//! The 1000 thin boxes of [`mixed`] weigh less as `n` grows (about 0.9 pairs per box in 2D
+//! and 1.1 in 3D at `n = 1e6`); in 1D a plank of length `W/4` covers a quarter of the whole
+//! world, so [`mixed`] is very crowded there: it is meant for 2D and 3D.
+//!
+//! ```
+//! use broadphase::scene;
+//! let a = scene::uniform::<3>(1000, 7);
+//! let b = scene::uniform::<3>(1000, 7);
+//! assert_eq!(a, b);
+//! assert_eq!(a.len(), 1000);
+//! ```
+
+use crate::Aabb;
+
+/// A tiny, fast, seedable random number generator: xoshiro256++ seeded through SplitMix64.
+///
+/// Not cryptographic; deterministic across platforms.
+#[derive(Clone, Debug)]
+pub struct Rng {
+    s: [u64; 4],
+}
+
+impl Rng {
+    /// A generator whose whole stream is determined by `seed` (any value, zero included).
+    pub fn new(seed: u64) -> Self {
+        let mut sm = seed;
+        let mut next = || {
+            // SplitMix64.
+            sm = sm.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = sm;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        Self { s: [next(), next(), next(), next()] }
+    }
+
+    /// The next 64 random bits (xoshiro256++).
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        let s = &mut self.s;
+        let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
+        let t = s[1] << 17;
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
+        s[2] ^= t;
+        s[3] = s[3].rotate_left(45);
+        result
+    }
+
+    /// Uniform in `[0, 1)`, 24 random bits.
+    #[inline]
+    pub fn next_f32(&mut self) -> f32 {
+        (self.next_u64() >> 40) as f32 * (1.0 / (1u64 << 24) as f32)
+    }
+
+    /// Uniform in `[0, 1)`, 53 random bits.
+    #[inline]
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform in `[lo, hi)` (up to rounding).
+    #[inline]
+    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.next_f32()
+    }
+
+    /// Uniform in `[lo, hi)` (up to rounding), in `f64`.
+    #[inline]
+    pub fn range_f64(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.next_f64()
+    }
+
+    /// Uniform in `0..n` (`n > 0`; Lemire's multiply-shift, negligible bias for small `n`).
+    #[inline]
+    pub fn below(&mut self, n: usize) -> usize {
+        debug_assert!(n > 0);
+        ((self.next_u64() as u128 * n as u128) >> 64) as usize
+    }
+}
+
+/// The names of the scenes [`by_name`] knows, in a sensible benchmarking order.
+pub const SCENES: &[&str] = &["uniform", "varied", "clustered", "mixed", "all_overlapping"];
+
+/// The scene called `name` (one of [`SCENES`]), or `None` for an unknown name.
+pub fn by_name<const D: usize>(name: &str, n: usize, seed: u64) -> Option<Vec<Aabb<D>>> {
+    Some(match name {
+        "uniform" => uniform(n, seed),
+        "varied" => varied(n, seed),
+        "clustered" => clustered(n, seed),
+        "mixed" => mixed(n, seed),
+        "all_overlapping" => all_overlapping(n, seed),
+        _ => return None,
+    })
+}
+
+/// The side `W = n^(1/D)` of the world cube `[0, W]^D` for `n` boxes (`n = 0` counts as 1, so
+/// the world is never empty).
+pub fn world_side<const D: usize>(n: usize) -> f64 {
+    (n.max(1) as f64).powf(1.0 / D as f64)
+}
+
+/// A box from its lower corner and sides, computed in `f64` and rounded to `f32`. Rounding is
+/// monotone, so `min <= max` holds whenever every side is `>= 0`.
+#[inline]
+fn make_box<const D: usize>(min: [f64; D], side: [f64; D]) -> Aabb<D> {
+    let mut b = Aabb::new([0.0; D], [0.0; D]);
+    for k in 0..D {
+        b.min[k] = min[k] as f32;
+        b.max[k] = (min[k] + side[k]) as f32;
+    }
+    b
+}
+
+/// A box with the given sides at a uniformly random place wholly inside `[0, w]^D` (where a
+/// side exceeds `w` the box starts at 0 on that axis).
+#[inline]
+fn place_inside<const D: usize>(rng: &mut Rng, w: f64, side: [f64; D]) -> Aabb<D> {
+    let mut min = [0.0f64; D];
+    for k in 0..D {
+        min[k] = rng.next_f64() * (w - side[k]).max(0.0);
+    }
+    make_box(min, side)
+}
+
+/// `n` boxes with sides each uniform in `[0.3, 0.9]`, placed uniformly inside the world
+/// `[0, W]^D`, `W = n^(1/D)`: one box per unit volume.
+///
+/// Expected overlapping pairs per box: `1.2^D / 2` (mean side 0.6, so two boxes overlap on
+/// one axis when their positions differ by less than about 1.2): 0.6 in 1D, 0.72 in 2D,
+/// 0.86 in 3D for large `n` (a little more at small `n`, since each box is placed wholly
+/// inside the world, which packs the centres slightly). Every box lies inside the world.
+pub fn uniform<const D: usize>(n: usize, seed: u64) -> Vec<Aabb<D>> {
+    let mut rng = Rng::new(seed);
+    let w = world_side::<D>(n);
+    (0..n)
+        .map(|_| {
+            let mut side = [0.0f64; D];
+            for s in side.iter_mut() {
+                *s = rng.range_f64(0.3, 0.9);
+            }
+            place_inside(&mut rng, w, side)
+        })
+        .collect()
+}
+
+/// `n` roughly cubic boxes whose size spans two orders of magnitude, placed uniformly inside
+/// the world `[0, W]^D`, `W = n^(1/D)`.
+///
+/// Each box draws one size `s` log-uniform in `[0.05, 5.0]`, then each side is
+/// `s * uniform(0.7, 1.0)`. The few large boxes dominate the overlaps: expected pairs per box
+/// for large `n` are about 0.9 in 1D, 2.8 in 2D and 11 in 3D (13.5 at `n = 3000` and 12 at
+/// `n = 30000` in 3D, where the large boxes, kept inside the world, crowd its middle).
+pub fn varied<const D: usize>(n: usize, seed: u64) -> Vec<Aabb<D>> {
+    let mut rng = Rng::new(seed);
+    let w = world_side::<D>(n);
+    let (lo, hi) = (0.05f64.ln(), 5.0f64.ln());
+    (0..n)
+        .map(|_| {
+            let s = rng.range_f64(lo, hi).exp();
+            let mut side = [0.0f64; D];
+            for x in side.iter_mut() {
+                *x = s * rng.range_f64(0.7, 1.0);
+            }
+            place_inside(&mut rng, w, side)
+        })
+        .collect()
+}
+
+/// Boxes per unit volume inside a cluster of [`clustered`].
+pub const CLUSTER_DENSITY: f64 = 4.0;
+
+/// `n` boxes in `max(n / 1000, 1)` dense clusters (about 1000 boxes each).
+///
+/// Cluster centres are uniform in the world `[0, W]^D`, `W = n^(1/D)` (kept at least `r`
+/// from its faces where the world is wide enough). Each box picks a random cluster and sits
+/// at an offset uniform in `[-r, r]` per axis from its centre, with sides uniform in
+/// `[0.3, 0.9]`. The half-width `r = (m / 4)^(1/D) / 2`, where `m = n / clusters` is the
+/// mean cluster size, makes the density inside a cluster [`CLUSTER_DENSITY`] = 4 boxes per
+/// unit volume (four times [`uniform`]'s), so a box in an isolated cluster has about
+/// `4 * 1.2^D / 2` pairs (2.4 in 1D, 2.9 in 2D, 3.5 in 3D). The clusters together fill about
+/// a quarter of the world and often overlap, which raises that to about 3.0, 3.7 and 4.4
+/// (measured at `n = 30000`).
+pub fn clustered<const D: usize>(n: usize, seed: u64) -> Vec<Aabb<D>> {
+    let mut rng = Rng::new(seed);
+    let w = world_side::<D>(n);
+    let k = (n / 1000).max(1);
+    let m = n.max(1) as f64 / k as f64;
+    let r = 0.5 * (m / CLUSTER_DENSITY).powf(1.0 / D as f64);
+    let (clo, chi) = if w > 2.0 * r { (r, w - r) } else { (w * 0.5, w * 0.5) };
+    let centres: Vec<[f64; D]> = (0..k)
+        .map(|_| {
+            let mut c = [0.0f64; D];
+            for x in c.iter_mut() {
+                *x = rng.range_f64(clo, chi);
+            }
+            c
+        })
+        .collect();
+    (0..n)
+        .map(|_| {
+            let c = &centres[rng.below(k)];
+            let mut min = [0.0f64; D];
+            let mut side = [0.0f64; D];
+            for a in 0..D {
+                side[a] = rng.range_f64(0.3, 0.9);
+                min[a] = c[a] + rng.range_f64(-r, r) - 0.5 * side[a];
+            }
+            make_box(min, side)
+        })
+        .collect()
+}
+
+/// Number of long thin boxes [`mixed`] appends.
+pub const MIXED_THIN: usize = 1000;
+
+/// [`uniform`]`(n, seed)` followed by [`MIXED_THIN`] = 1000 long thin boxes (so `n + 1000`
+/// boxes in all), stressing methods that assume boxes of similar size.
+///
+/// The first 500 are planks: length `W/4` along one random axis, thickness 0.1 on the others.
+/// The other 500 are walls: in 3D length `W/4` on two random axes and thickness 0.1 on the
+/// third; in 1D and 2D a wall is the same as a plank. All lie inside the world
+/// `[0, W]^D`, `W = n^(1/D)`. In 3D a plank meets about `0.5 * W/4` uniform boxes and a wall
+/// about `0.7 * (W/4)^2`, so at `n = 1e6` the walls alone add about 230 000 pairs (a quarter
+/// more than the uniform boxes' 860 000). In 1D a plank covers a quarter of the world, so the
+/// 1D scene is very crowded.
+pub fn mixed<const D: usize>(n: usize, seed: u64) -> Vec<Aabb<D>> {
+    let mut boxes = uniform::<D>(n, seed);
+    // A different stream from the uniform part's.
+    let mut rng = Rng::new(seed ^ 0x6D69_7865_645F_7468);
+    let w = world_side::<D>(n);
+    let long = w / 4.0;
+    boxes.reserve(MIXED_THIN);
+    for i in 0..MIXED_THIN {
+        let mut side = [0.1f64; D];
+        if i < MIXED_THIN / 2 || D < 3 {
+            side[rng.below(D)] = long;
+        } else {
+            // A wall: long on every axis but one.
+            let thin = rng.below(D);
+            for (a, s) in side.iter_mut().enumerate() {
+                if a != thin {
+                    *s = long;
+                }
+            }
+        }
+        boxes.push(place_inside(&mut rng, w, side));
+    }
+    boxes
+}
+
+/// `n` boxes that all contain the world's centre point `(W/2, ..., W/2)`, `W = n^(1/D)`,
+/// so every one of the `n(n-1)/2` pairs overlaps: the worst case for output size.
+///
+/// Each box reaches from the centre a distance uniform in `[0.1, 1.0) * W/2` on each side of
+/// each axis, so it lies inside the world.
+pub fn all_overlapping<const D: usize>(n: usize, seed: u64) -> Vec<Aabb<D>> {
+    let mut rng = Rng::new(seed);
+    let w = world_side::<D>(n);
+    let c = 0.5 * w;
+    (0..n)
+        .map(|_| {
+            let mut b = Aabb::new([0.0f32; D], [0.0f32; D]);
+            for k in 0..D {
+                b.min[k] = (c - rng.range_f64(0.1, 1.0) * c) as f32;
+                b.max[k] = (c + rng.range_f64(0.1, 1.0) * c) as f32;
+            }
+            b
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all_scenes<const D: usize>(n: usize, seed: u64) -> Vec<(&'static str, Vec<Aabb<D>>)> {
+        SCENES.iter().map(|&s| (s, by_name::<D>(s, n, seed).unwrap())).collect()
+    }
+
+    fn check_dim<const D: usize>() {
+        for &n in &[0usize, 1, 2, 17, 1000, 2500] {
+            let a = all_scenes::<D>(n, 42);
+            let b = all_scenes::<D>(n, 42);
+            let c = all_scenes::<D>(n, 43);
+            for ((name, x), (_, y)) in a.iter().zip(&b) {
+                assert_eq!(x, y, "{name} D={D} n={n}: same seed, different boxes");
+                let want = if *name == "mixed" { n + MIXED_THIN } else { n };
+                assert_eq!(x.len(), want, "{name} D={D} n={n}: count");
+                for (i, bx) in x.iter().enumerate() {
+                    for k in 0..D {
+                        assert!(
+                            bx.min[k].is_finite() && bx.max[k].is_finite() && bx.min[k] <= bx.max[k],
+                            "{name} D={D} n={n}: box {i} invalid: {bx:?}"
+                        );
+                    }
+                    assert!(bx.is_valid());
+                }
+            }
+            if n >= 2 {
+                for ((name, x), (_, z)) in a.iter().zip(&c) {
+                    assert_ne!(x, z, "{name} D={D} n={n}: different seeds, same boxes");
+                }
+            }
+            let w = world_side::<D>(n) as f32;
+            for (name, x) in &a {
+                if matches!(*name, "uniform" | "varied" | "mixed" | "all_overlapping") {
+                    for bx in x {
+                        for k in 0..D {
+                            // A varied box wider than a tiny world starts at 0 and sticks out.
+                            let fits = bx.max[k] - bx.min[k] <= w;
+                            assert!(
+                                bx.min[k] >= 0.0 && (bx.max[k] <= w || !fits),
+                                "{name} D={D} n={n}: {bx:?} outside [0, {w}]"
+                            );
+                        }
+                    }
+                }
+            }
+            // Every all_overlapping box contains the centre.
+            let centre = (0.5 * world_side::<D>(n)) as f32;
+            for bx in &by_name::<D>("all_overlapping", n, 42).unwrap() {
+                for k in 0..D {
+                    assert!(bx.min[k] <= centre && centre <= bx.max[k]);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn generators_1d() {
+        check_dim::<1>();
+    }
+
+    #[test]
+    fn generators_2d() {
+        check_dim::<2>();
+    }
+
+    #[test]
+    fn generators_3d() {
+        check_dim::<3>();
+    }
+
+    #[test]
+    fn uniform_sides_and_world() {
+        let boxes = uniform::<3>(5000, 3);
+        let w = world_side::<3>(5000) as f32;
+        for b in &boxes {
+            for k in 0..3 {
+                let s = b.max[k] - b.min[k];
+                assert!((0.299..=0.901).contains(&s), "side {s}");
+                assert!(b.min[k] >= 0.0 && b.max[k] <= w);
+            }
+        }
+    }
+
+    #[test]
+    fn rng_basics() {
+        let mut a = Rng::new(0);
+        let mut b = Rng::new(0);
+        let mut sum = 0.0f64;
+        for _ in 0..10_000 {
+            let x = a.next_f32();
+            assert_eq!(x.to_bits(), b.next_f32().to_bits());
+            assert!((0.0..1.0).contains(&x));
+            sum += x as f64;
+            let y = a.range(2.0, 3.0);
+            b.range(2.0, 3.0);
+            assert!((2.0..=3.0).contains(&y));
+            let z = a.below(7);
+            b.below(7);
+            assert!(z < 7);
+        }
+        let mean = sum / 10_000.0;
+        assert!((mean - 0.5).abs() < 0.02, "mean {mean}");
+        assert_ne!(Rng::new(1).next_u64(), Rng::new(2).next_u64());
+    }
+
+    #[test]
+    fn all_overlapping_pairs_are_all() {
+        let boxes = all_overlapping::<2>(60, 5);
+        let pairs = crate::brute_force_pairs(&boxes, &crate::Config::default()).unwrap();
+        assert_eq!(pairs.len(), 60 * 59 / 2);
+    }
+}
