@@ -47,7 +47,9 @@ impl Entry for u64 {
     }
     #[inline(always)]
     fn field(self, s: u32) -> u64 {
-        self.checked_shr(s).unwrap_or(0)
+        // Layouts keep every field shift below the width (key_bits >= 1).
+        debug_assert!(s < 64);
+        self >> s
     }
 }
 impl Entry for u128 {
@@ -61,7 +63,8 @@ impl Entry for u128 {
     }
     #[inline(always)]
     fn field(self, s: u32) -> u64 {
-        self.checked_shr(s).unwrap_or(0) as u64
+        debug_assert!(s < 128);
+        (self >> s) as u64
     }
 }
 
@@ -253,6 +256,10 @@ pub(crate) struct Store<const D: usize> {
     pub orig: Vec<u32>,
     /// Cell level of store box `s`.
     pub level: Vec<u8>,
+    /// Cells of store box `s` at its level (at most `max_cells_per_box <= 4096`).
+    pub count: Vec<u16>,
+    /// Morton code of store box `s`'s quantised lower corner (the sweep's ownership check).
+    pub corner: Vec<u64>,
     /// Total cell entries (sum of every box's count at its level).
     pub cells: usize,
     pub quant: Quantizer<D>,
@@ -266,6 +273,8 @@ impl<const D: usize> Default for Store<D> {
             hi: std::array::from_fn(|_| Vec::new()),
             orig: Vec::new(),
             level: Vec::new(),
+            count: Vec::new(),
+            corner: Vec::new(),
             cells: 0,
             quant: Quantizer::new([0.0; D], [0.0; D]),
             layout: Layout::default(),
@@ -391,6 +400,10 @@ impl<const D: usize> Store<D> {
         }
         resize_uninit(&mut self.orig, n);
         resize_uninit(&mut self.level, n);
+        resize_uninit(&mut self.count, n);
+        resize_uninit(&mut self.corner, n);
+        let count_out = Out(self.count.as_mut_ptr());
+        let corner_out = Out(self.corner.as_mut_ptr());
         let lo_out: [Out<f32>; D] = std::array::from_fn(|k| Out(self.lo[k].as_mut_ptr()));
         let hi_out: [Out<f32>; D] = std::array::from_fn(|k| Out(self.hi[k].as_mut_ptr()));
         let orig_out = Out(self.orig.as_mut_ptr());
@@ -404,7 +417,8 @@ impl<const D: usize> Store<D> {
                 for (j, r) in part.iter().enumerate() {
                     let s = c * CHUNK + j;
                     let g = r.b;
-                    let (l, count) = choose_level(quant.point(&g.min), quant.point(&g.max), budget, bits);
+                    let qlo = quant.point(&g.min);
+                    let (l, count) = choose_level(qlo, quant.point(&g.max), budget, bits);
                     // SAFETY: `s` ranges over 0..n, each value in exactly one task; the arrays
                     // have length n and every slot is written here before being read.
                     unsafe {
@@ -414,6 +428,8 @@ impl<const D: usize> Store<D> {
                         }
                         orig_out.put(s, r.key as u32);
                         level_out.put(s, l as u8);
+                        count_out.put(s, count as u16);
+                        corner_out.put(s, morton::encode(qlo));
                     }
                     l_min = l_min.min(l);
                     l_max = l_max.max(l);
@@ -430,7 +446,9 @@ impl<const D: usize> Store<D> {
             id_bits,
             flag_bits: D as u32,
             lvl_bits,
-            key_bits: D as u32 * (bits - l_min),
+            // At least one bit, so that the start field's shift stays below the width
+            // even when every box is a whole-grid cell.
+            key_bits: (D as u32 * (bits - l_min)).max(1),
             l_min,
             l_max,
             d: D as u32,
@@ -444,7 +462,7 @@ impl<const D: usize> Store<D> {
         let n = self.len();
         let chunk_cells: Vec<usize> = (0..n.div_ceil(CHUNK))
             .into_par_iter()
-            .map(|c| (c * CHUNK..((c + 1) * CHUNK).min(n)).map(|s| self.cell_count(s)).sum())
+            .map(|c| self.count[c * CHUNK..((c + 1) * CHUNK).min(n)].iter().map(|&k| k as usize).sum())
             .collect();
         let mut parts = Vec::with_capacity(chunk_cells.len());
         let mut rest = &mut out[..];
@@ -467,12 +485,6 @@ impl<const D: usize> Store<D> {
         });
     }
 
-    /// Cells of store box `s` at its level.
-    #[inline]
-    fn cell_count(&self, s: usize) -> usize {
-        let qhi: [u32; D] = std::array::from_fn(|k| self.quant.coord(k, self.hi[k][s]));
-        count_at(&self.qlo(s), &qhi, self.level[s] as u32) as usize
-    }
 
     /// Calls `f(shifted start, first-on-axis flags)` for each cell of store box `s`.
     #[inline]

@@ -157,7 +157,8 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     /// Shifted Morton code of store box `s`'s quantised lower corner (see `Layout::owns`).
     #[inline(always)]
     fn corner_code(&self, s: usize) -> u64 {
-        crate::morton::encode(self.store.qlo(s)) >> (D as u32 * self.lay.l_min)
+        // checked: in 2D, l_min may be 32 (a scene of identical or point boxes).
+        self.store.corner[s].checked_shr(D as u32 * self.lay.l_min).unwrap_or(0)
     }
 
     /// Sweep-and-prune: the run against itself, then the run against its range.
