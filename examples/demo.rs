@@ -7,7 +7,45 @@
 //! for warm frames that reuse the finder's buffers.
 
 use broadphase::{scene, Aabb, Broadphase, Config};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
+
+/// Counts live heap bytes and their peak, to report the finder's working memory per box.
+struct Counting;
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only adds relaxed counters.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let p = System.alloc(l);
+        if !p.is_null() {
+            let now = LIVE.fetch_add(l.size(), Relaxed) + l.size();
+            PEAK.fetch_max(now, Relaxed);
+        }
+        p
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        System.dealloc(p, l);
+        LIVE.fetch_sub(l.size(), Relaxed);
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+        let q = System.realloc(p, l, new);
+        if !q.is_null() {
+            if new > l.size() {
+                let now = LIVE.fetch_add(new - l.size(), Relaxed) + new - l.size();
+                PEAK.fetch_max(now, Relaxed);
+            } else {
+                LIVE.fetch_sub(l.size() - new, Relaxed);
+            }
+        }
+        q
+    }
+}
+
+#[global_allocator]
+static ALLOC: Counting = Counting;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -34,12 +72,21 @@ fn run<const D: usize>(name: &str, n: usize) {
         t.elapsed().as_secs_f64() * 1e3,
         rayon::current_num_threads()
     );
-    let mut bp = Broadphase::<D>::new(Config::default()).expect("default config is valid");
     let mut pairs = Vec::new();
-    for frame in 0..4 {
+    // Working memory of a cold run: peak live bytes above the input, minus the output.
+    let base = LIVE.load(Relaxed);
+    PEAK.store(base, Relaxed);
+    let mut bp = Broadphase::<D>::new(Config::default()).expect("default config is valid");
+    let mut frames = 0..4;
+    let mut work = 0;
+    for frame in frames.by_ref() {
         if let Err(e) = bp.find_pairs(&boxes, &mut pairs) {
             eprintln!("error: {e}");
             std::process::exit(1);
+        }
+        if frame == 0 {
+            let out = pairs.capacity() * std::mem::size_of::<[u32; 2]>();
+            work = PEAK.load(Relaxed) - base - out;
         }
         let s = bp.stats();
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
@@ -64,6 +111,11 @@ fn run<const D: usize>(name: &str, n: usize) {
                 s.exact_tests as f64 / s.boxes.max(1) as f64,
                 s.pairs,
                 s.pairs as f64 / s.boxes.max(1) as f64
+            );
+            println!(
+                "peak working memory {:.1} MB = {:.1} bytes per box (excluding input and output)",
+                work as f64 / 1e6,
+                work as f64 / s.boxes.max(1) as f64
             );
             println!(
                 "{:.1} M boxes/s, {:.1} M pairs/s",

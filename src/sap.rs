@@ -39,6 +39,8 @@ pub struct Sorted<const D: usize> {
     pub payload: Vec<u32>,
     keys: Vec<u64>,
     scratch: Vec<u64>,
+    wide: Vec<u128>,
+    wide_scratch: Vec<u128>,
     staging: Vec<(Aabb<D>, u32)>,
 }
 
@@ -50,6 +52,8 @@ impl<const D: usize> Default for Sorted<D> {
             payload: Vec::new(),
             keys: Vec::new(),
             scratch: Vec::new(),
+            wide: Vec::new(),
+            wide_scratch: Vec::new(),
             staging: Vec::new(),
         }
     }
@@ -85,12 +89,40 @@ impl<const D: usize> Sorted<D> {
 
     /// Sorts the pushed boxes by `min[0]` (radix sort of flipped keys; ties keep push order).
     pub fn sort(&mut self) {
-        let n = self.staging.len();
         self.keys.clear();
         self.keys.extend(
             self.staging.iter().enumerate().map(|(i, (b, _))| (flip(b.min[0]) as u64) << 32 | i as u64),
         );
         crate::radix_sort::sort(&mut self.keys, &mut self.scratch, 32..64);
+        self.take_sorted();
+    }
+
+    /// Like [`Sorted::sort`], but keeps one box per payload: pushes with equal payloads must
+    /// be the same box (ties on `min[0]` are then ordered by payload, so copies are adjacent).
+    pub fn sort_unique(&mut self) {
+        // u128 key: [staging index: 32][payload: 32][flip(min0): 32], sorted on the upper 64.
+        let mut wide = std::mem::take(&mut self.wide);
+        let mut wide_scratch = std::mem::take(&mut self.wide_scratch);
+        wide.clear();
+        wide.extend(
+            self.staging
+                .iter()
+                .enumerate()
+                .map(|(i, (b, p))| (flip(b.min[0]) as u128) << 64 | (*p as u128) << 32 | i as u128),
+        );
+        crate::radix_sort::sort(&mut wide, &mut wide_scratch, 32..96);
+        wide.dedup_by_key(|k| (*k >> 32) as u32);
+        self.keys.clear();
+        self.keys.extend(wide.iter().map(|&k| k as u32 as u64));
+        self.wide = wide;
+        self.wide_scratch = wide_scratch;
+        self.take_sorted();
+    }
+
+    /// Moves the staged boxes into the arrays in the order of `keys` (low 32 bits: the
+    /// staging index).
+    fn take_sorted(&mut self) {
+        let n = self.keys.len();
         for k in 0..D {
             self.lo[k].clear();
             self.hi[k].clear();

@@ -11,9 +11,9 @@
 //!   instead of one random line per axis and bound.
 //! - Cells: a box covers the aligned cells at its level `l` (cell side `2^l` grid units)
 //!   that its quantised extent touches. The seed takes the smallest level whose cell covers
-//!   the box's largest extent (at most 2 cells per axis, so at most 2^D); we also go finer
-//!   while that at least halves the covered volume and stays within
-//!   `Config::max_cells_per_box` (long thin boxes: planks and walls), see `choose_level`.
+//!   the box's largest extent (at most 2 cells per axis, so at most 2^D); big and long thin
+//!   boxes go finer while a cost model says it pays, within `Config::max_cells_per_box`
+//!   (see `choose_level`).
 //! - Parallel: every pass is a rayon map over boxes or chunks of boxes; the order sort is
 //!   the crate's radix sort. Output independent of the thread count.
 //! - Allocates: the arrays above (reused across frames by `Broadphase`).
@@ -409,6 +409,10 @@ impl<const D: usize> Store<D> {
         let orig_out = Out(self.orig.as_mut_ptr());
         let level_out = Out(self.level.as_mut_ptr());
         let budget = config.max_cells_per_box as u64;
+        // Boxes per grid-unit volume, for the level cost model (an axis of zero extent is
+        // one grid unit thick).
+        let world: f64 = (0..D).map(|k| if lo[k] < hi[k] { (bits as f64).exp2() } else { 1.0 }).product();
+        let lambda = n as f64 / world * cost_ratio();
         let (l_min, l_max, cells) = recs
             .par_chunks(CHUNK)
             .enumerate()
@@ -418,7 +422,7 @@ impl<const D: usize> Store<D> {
                     let s = c * CHUNK + j;
                     let g = r.b;
                     let qlo = quant.point(&g.min);
-                    let (l, count) = choose_level(qlo, quant.point(&g.max), budget, bits);
+                    let (l, count) = choose_level(qlo, quant.point(&g.max), budget, bits, lambda);
                     // SAFETY: `s` ranges over 0..n, each value in exactly one task; the arrays
                     // have length n and every slot is written here before being read.
                     unsafe {
@@ -533,35 +537,48 @@ fn count_at<const D: usize>(qlo: &[u32; D], qhi: &[u32; D], l: u32) -> u64 {
 /// The level of a box with quantised corners `qlo..=qhi` and its cell count.
 ///
 /// Start from the seed's level: the smallest whose cell side `2^l` exceeds the largest
-/// extent, so the box spans at most 2 cells per axis. An elongated box (largest extent
-/// over 4x its smallest: planks, walls) then goes one level finer while the count stays
-/// within `budget` and at most 2^(D-1) times the current one, i.e. while the covered
-/// volume at least halves. Cube-like boxes keep the seed's level: splitting them multiplies
-/// entries (sort and walk cost) faster than it cuts tests (measured, `docs/BENCHMARKS.md`).
+/// extent, so the box spans at most 2 cells per axis. Then go one level finer while that
+/// lowers the box's estimated cost, within `budget` cells:
+///
+/// `cost(l) = cells(l) + lambda * cells(l) * 2^(D l)`
+///
+/// The first term is the per-entry work (generate, sort, walk). The second is the
+/// candidates: the other boxes in the volume the cells cover. `lambda` is the boxes per
+/// grid-unit volume, times the candidate-to-entry cost ratio. Small boxes keep the seed's
+/// level (their cells hold few others). Big boxes and long thin ones (planks and walls)
+/// go finer, so a big box does not scan a volume up to 64 times its own. The seed always
+/// keeps its level. PERF: the ratio is measured (`docs/BENCHMARKS.md`).
 #[inline]
 pub(crate) fn choose_level<const D: usize>(
     qlo: [u32; D],
     qhi: [u32; D],
     budget: u64,
     bits: u32,
+    lambda: f64,
 ) -> (u32, u64) {
-    let (mut ext, mut thin) = (0u32, u32::MAX);
+    let mut ext = 0u32;
     for k in 0..D {
         ext = ext.max(qhi[k] - qlo[k]);
-        thin = thin.min(qhi[k] - qlo[k]);
     }
     let mut l = (u32::BITS - ext.leading_zeros()).min(bits);
     let mut c = count_at(&qlo, &qhi, l);
-    let elongated = (thin as u64) * 4 < ext as u64;
-    while elongated && l > 0 {
+    let cost = |l: u32, c: u64| c as f64 * (1.0 + lambda * ((D as u32 * l) as f64).exp2());
+    while l > 0 {
         let finer = count_at(&qlo, &qhi, l - 1);
-        if finer > budget || finer > c << (D - 1) {
+        if finer > budget || cost(l - 1, finer) >= cost(l, c) {
             break;
         }
         l -= 1;
         c = finer;
     }
     (l, c)
+}
+
+/// Candidate cost over entry cost, times entries per box, for the level model.
+/// PERF: 0.05, 0.3, 1 and 3 were tried on the 1M 3D uniform, varied and mixed scenes; 1 was
+/// fastest on uniform and mixed, varied was flat (`docs/BENCHMARKS.md`).
+fn cost_ratio() -> f64 {
+    1.0
 }
 
 /// Sets `v.len() = n` without initialising new slots (the caller writes them all).
@@ -580,19 +597,23 @@ mod tests {
     #[test]
     fn seed_level_for_cubes_finer_for_planks() {
         // A cube 10 units wide: level 4 (cells of 16), at most 8 cells.
-        let (l, c) = choose_level::<3>([3, 3, 3], [13, 13, 13], 64, 21);
-        assert_eq!(l, 4);
-        assert_eq!(c, 1);
-        // A box 10 x 4 x 6 is not elongated: seed level, however large the budget.
-        assert_eq!(choose_level::<3>([0, 0, 0], [10, 4, 6], 4096, 21).0, 4);
-        // A plank 1000 long, 1 thick: refined until the budget stops it.
-        let (l, c) = choose_level::<3>([0, 0, 0], [1000, 1, 1], 64, 21);
+        // Sparse scene (one box per 2^15 grid units): a cube 10 units wide keeps the seed
+        // level 4 (cells of 16), at most 8 cells.
+        let sparse = 1.0 / (1u64 << 15) as f64;
+        let (l, c) = choose_level::<3>([3, 3, 3], [13, 13, 13], 64, 21, sparse);
+        assert_eq!((l, c), (4, 1));
+        // Dense scene (one box per grid unit): the same cube goes finer, within the budget.
+        let (l, c) = choose_level::<3>([3, 3, 3], [13, 13, 13], 64, 21, 1.0);
+        assert!(l < 4 && c <= 64, "l={l} c={c}");
+        // A plank 1000 long, 1 thick, in a moderately dense scene: refined until the
+        // budget stops it.
+        let (l, c) = choose_level::<3>([0, 0, 0], [1000, 1, 1], 64, 21, 1.0 / 64.0);
         assert!(l < 10 && c <= 64, "l={l} c={c}");
         // A point.
-        assert_eq!(choose_level::<2>([5, 5], [5, 5], 16, 32), (0, 1));
-        // The whole grid.
-        assert_eq!(choose_level::<3>([0; 3], [(1 << 21) - 1; 3], 8, 21), (21, 1));
-        assert_eq!(choose_level::<2>([0; 2], [u32::MAX; 2], 4, 32), (32, 1));
+        assert_eq!(choose_level::<2>([5, 5], [5, 5], 16, 32, 1.0), (0, 1));
+        // The whole grid, with no density to speak of.
+        assert_eq!(choose_level::<3>([0; 3], [(1 << 21) - 1; 3], 8, 21, 0.0), (21, 1));
+        assert_eq!(choose_level::<2>([0; 2], [u32::MAX; 2], 4, 32, 0.0), (32, 1));
     }
 
     #[test]

@@ -169,33 +169,46 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
             // with a run entry are offered, each once (range x range pairs belong to the
             // ranges' own runs).
             let (st, lay, e) = (self.store, self.lay, self.entries);
-            let boxes: Vec<_> = (a..r).map(|x| st.get(lay.id(e[x].to_u128()) as usize)).collect();
-            let (splits, tests) = crate::rdc::refine_cell(&boxes, b - a, |x, y| self.report(a + x, a + y));
+            let boxes = (a..r).map(|x| st.get(lay.id(e[x].to_u128()) as usize));
+            let (splits, tests) = crate::rdc::refine_cell(boxes, b - a, |x, y| self.report(a + x, a + y));
             self.counts.rdc_splits += splits;
             self.counts.exact_tests += tests;
             return;
         }
-        let st = self.store;
+        // The run against itself, then against the *distinct boxes* of its range: a box
+        // with several cells in the range is swept once. A hit (A in the run, B in range) is
+        // this run's iff the reference point lies in the run's cell, which is exactly
+        // `owns(run entry of A, corner of B)` (the same check with the roles swapped: A's
+        // cell here is the coarser one, and it holds p iff B's owner cell is nested in it).
+        let (st, lay) = (self.store, self.lay);
         let mut run = std::mem::take(&mut self.run_set);
         let mut range = std::mem::take(&mut self.range_set);
         run.clear();
         range.clear();
         for x in a..b {
-            run.push(st.get(self.lay.id(self.entries[x]) as usize), x as u32);
+            run.push(st.get(lay.id(self.entries[x]) as usize), x as u32);
         }
-        for y in b..r {
-            range.push(st.get(self.lay.id(self.entries[y]) as usize), y as u32);
+        for &ey in &self.entries[b..r] {
+            let sy = lay.id(ey);
+            range.push(st.get(sy as usize), sy);
         }
         run.sort();
-        range.sort();
+        range.sort_unique();
         let mut hits = Vec::new();
-        self.counts.exact_tests +=
-            sap::complete(&run, 0..run.len(), |i, j| hits.push((run.payload[i], run.payload[j])));
-        self.counts.exact_tests +=
-            sap::bipartite(&run, &range, |i, j| hits.push((run.payload[i], range.payload[j])));
-        for (x, y) in hits {
+        let mut tested = sap::complete(&run, 0..run.len(), |i, j| hits.push((run.payload[i], run.payload[j])));
+        for (x, y) in hits.drain(..) {
             self.report(x as usize, y as usize);
         }
+        tested += sap::bipartite(&run, &range, |i, j| hits.push((run.payload[i], range.payload[j])));
+        for (x, sy) in hits {
+            let ex = self.entries[x as usize];
+            if lay.owns::<D, T>(ex, self.corner_code(sy as usize)) {
+                let sx = lay.id(ex) as usize;
+                self.out.push(crate::pairs::key(st.orig[sx], st.orig[sy as usize]));
+            }
+        }
+        self.counts.candidates += tested;
+        self.counts.exact_tests += tested;
         self.run_set = run;
         self.range_set = range;
     }
