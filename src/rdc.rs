@@ -41,7 +41,6 @@
 use crate::sap::{self, Sorted};
 use crate::{Aabb, Error};
 use rayon::prelude::*;
-use std::borrow::Cow;
 use std::sync::Mutex;
 
 /// Clusters with at least this many members are handed to their own rayon task.
@@ -54,6 +53,9 @@ const PAR_KEYS: usize = 1 << 15;
 const SORT_SMALL: usize = 256;
 /// Final groups with at most this many members are tested pair by pair.
 pub(crate) const DIRECT_MAX: usize = 16;
+/// Final groups with fewer members, already sorted on some axis, are swept along it by a
+/// scalar loop; bigger ones are copied into a [`Sorted`] and swept 8 boxes at a time.
+const SWEEP_SIMD: usize = 256;
 /// Final groups with at least this many members are swept in parallel row chunks.
 pub(crate) const PAR_GROUP: usize = 4096;
 /// Rows per chunk of the parallel group sweep.
@@ -89,9 +91,9 @@ pub struct Rdc<const D: usize> {
 }
 
 impl<const D: usize> Default for Rdc<D> {
-    /// `min_group_size` 16 (PERF: `docs/rdc.md`, "Measured"), margin 0, axes `0, 1, ..`.
+    /// `min_group_size` 64 (PERF: `docs/rdc.md`, "Measured"), margin 0, axes `0, 1, ..`.
     fn default() -> Self {
-        Self { min_group_size: 16, margin: 0.0, axis_order: std::array::from_fn(|k| k) }
+        Self { min_group_size: 64, margin: 0.0, axis_order: std::array::from_fn(|k| k) }
     }
 }
 
@@ -194,45 +196,56 @@ impl<const D: usize> Rdc<D> {
 
     /// The final groups of every box (see [`Clusters`]); deterministic for any thread count.
     pub fn clusters(&self, boxes: &[Aabb<D>]) -> Result<Clusters, Error> {
-        let (grown, mut live, dead) = self.prepare(boxes)?;
-        let kernel = Kernel { boxes: &grown, min_group: self.min_group_size, axes: self.axis_order };
-        let parts = kernel.run_parallel(&mut live, false);
-        Ok(assemble(boxes.len(), &mut live, parts, &dead))
+        let (mut recs, dead) = self.prepare(boxes)?;
+        let parts = self.kernel().run_parallel(&mut recs, false);
+        Ok(assemble(boxes.len(), &recs, parts, &dead))
     }
 
     /// Every pair `[i, j]`, `i < j`, of overlapping boxes (grown by `margin`), sorted and
     /// unique: the same contract and output as [`find_pairs`](crate::find_pairs).
     pub fn pairs(&self, boxes: &[Aabb<D>]) -> Result<Vec<[u32; 2]>, Error> {
-        let (grown, mut live, _) = self.prepare(boxes)?;
-        let kernel = Kernel { boxes: &grown, min_group: self.min_group_size, axes: self.axis_order };
-        let parts = kernel.run_parallel(&mut live, true);
+        let (mut recs, _) = self.prepare(boxes)?;
+        let parts = self.kernel().run_parallel(&mut recs, true);
         let keys: Vec<Vec<u64>> = parts.into_iter().flat_map(|p| p.keys).collect();
         Ok(crate::pairs::finish(keys, &mut Vec::new(), &mut Vec::new()))
     }
 
+    fn kernel(&self) -> Kernel<D> {
+        Kernel { min_group: self.min_group_size, axes: self.axis_order }
+    }
+
     /// Validates, grows the boxes by the margin and sorts out the inverted ones: returns
-    /// the boxes to cluster, the live indices (ascending) and the dead ones (ascending).
-    #[allow(clippy::type_complexity)]
-    fn prepare<'b>(&self, boxes: &'b [Aabb<D>]) -> Result<(Cow<'b, [Aabb<D>]>, Vec<u32>, Vec<u32>), Error> {
+    /// the live boxes as records in input order, and the dead indices (ascending).
+    fn prepare(&self, boxes: &[Aabb<D>]) -> Result<(Vec<Rec<D>>, Vec<u32>), Error> {
         self.validate()?;
         crate::validate::check_boxes(boxes)?;
-        let n = boxes.len() as u32;
-        if self.margin == 0.0 {
-            // Valid boxes have min <= max: none is inverted, nothing to copy.
-            return Ok((Cow::Borrowed(boxes), (0..n).collect(), Vec::new()));
-        }
         let m = self.margin;
-        let grown: Vec<Aabb<D>> = boxes.par_iter().with_min_len(4096).map(|b| b.grown(m)).collect();
-        let (live, dead): (Vec<u32>, Vec<u32>) =
-            (0..n).into_par_iter().with_min_len(4096).partition(|&i| !grown[i as usize].is_inverted());
-        Ok((Cow::Owned(grown), live, dead))
+        let rec = |(i, b): (usize, &Aabb<D>)| Rec { b: b.grown(m), id: i as u32 };
+        let mut recs: Vec<Rec<D>> = Vec::new();
+        boxes.par_iter().with_min_len(4096).enumerate().map(rec).collect_into_vec(&mut recs);
+        if m >= 0.0 {
+            // Valid boxes have min <= max, and growing keeps it so: nothing is dead.
+            return Ok((recs, Vec::new()));
+        }
+        let dead = recs.iter().filter(|r| r.b.is_inverted()).map(|r| r.id).collect();
+        recs.retain(|r| !r.b.is_inverted());
+        Ok((recs, dead))
     }
 }
 
+/// A box (margin applied, valid) with its index: what RDC sorts and splits. Records move
+/// with their cluster, so every level reads its cluster contiguously instead of gathering
+/// boxes by index from all over the input (PERF: about 2x on the `islands` scene).
+#[derive(Clone, Copy, Debug)]
+struct Rec<const D: usize> {
+    b: Aabb<D>,
+    id: u32,
+}
+
 /// One cluster waiting to be analysed.
-struct Item<'m> {
-    /// Its members: a disjoint piece of the member buffer, permuted in place.
-    members: &'m mut [u32],
+struct Item<'m, const D: usize> {
+    /// Its members: a disjoint piece of the record buffer, permuted in place.
+    recs: &'m mut [Rec<D>],
     /// Where that piece starts in the buffer (so groups can be put back in buffer order).
     at: usize,
     /// Position in `axis_order` of the axis to try next.
@@ -240,14 +253,23 @@ struct Item<'m> {
     /// Axes tried in a row on exactly these members without splitting them.
     /// INVARIANT: `tried == D` means no axis splits the cluster.
     tried: usize,
+    /// The axis `recs` are sorted on by lower bound, if any (every cluster but the first
+    /// is: it is a piece of a sorted slice, or was just sorted and left whole).
+    sorted_on: Option<usize>,
 }
 
-/// Working memory of one task: sort keys, radix scratch, cut positions.
-#[derive(Default)]
-struct Scratch {
+/// Working memory of one task: sort keys, radix scratch, gathered records, cut positions.
+struct Scratch<const D: usize> {
     keys: Vec<u64>,
     tmp: Vec<u64>,
+    gather: Vec<Rec<D>>,
     cuts: Vec<usize>,
+}
+
+impl<const D: usize> Default for Scratch<D> {
+    fn default() -> Self {
+        Self { keys: Vec::new(), tmp: Vec::new(), gather: Vec::new(), cuts: Vec::new() }
+    }
 }
 
 /// What one parallel task found: its final groups as `(at, len)` buffer ranges, the pair
@@ -259,86 +281,89 @@ struct Part {
     splits: usize,
 }
 
-/// The problem as the kernel sees it: boxes to cluster (grown, valid) and the settings.
-struct Kernel<'b, const D: usize> {
-    boxes: &'b [Aabb<D>],
+/// The settings as the kernel sees them.
+struct Kernel<const D: usize> {
     min_group: usize,
     axes: [usize; D],
 }
 
-impl<'b, const D: usize> Kernel<'b, D> {
-    /// Sorts `m` by lower bound on `axis` and fills `s.cuts` with the positions where a new
-    /// piece starts (empty: the axis does not split `m`). `m` is not empty.
-    fn split(&self, m: &mut [u32], axis: usize, s: &mut Scratch) {
-        let b = self.boxes;
-        // Key layout (u64): [ flip(min) : 32 ][ member id : 32 ]. `+ 0.0` turns -0.0 into
-        // +0.0, which `flip` would otherwise order below +0.0 although they are equal.
-        let key = |id: u32| (sap::flip(b[id as usize].min[axis] + 0.0) as u64) << 32 | id as u64;
-        if m.len() >= PAR_KEYS {
-            m.par_iter().map(|&id| key(id)).collect_into_vec(&mut s.keys);
+impl<const D: usize> Kernel<D> {
+    /// Sorts `r` by lower bound on `axis` and fills `s.cuts` with the positions where a new
+    /// piece starts (empty: the axis does not split `r`). `r` is not empty.
+    fn split(&self, r: &mut [Rec<D>], axis: usize, s: &mut Scratch<D>) {
+        let big = r.len() >= PAR_KEYS;
+        // Key layout (u64): [ flip(min) : 32 ][ position in `r` : 32 ]. `+ 0.0` turns -0.0
+        // into +0.0, which `flip` would otherwise order below +0.0 although they are equal.
+        let key = |(i, x): (usize, &Rec<D>)| (sap::flip(x.b.min[axis] + 0.0) as u64) << 32 | i as u64;
+        if big {
+            r.par_iter().enumerate().map(key).collect_into_vec(&mut s.keys);
         } else {
             s.keys.clear();
-            s.keys.extend(m.iter().map(|&id| key(id)));
+            s.keys.extend(r.iter().enumerate().map(key));
         }
-        if m.len() < SORT_SMALL {
-            // PERF: keys are unique (the id is in them), so an unstable sort of whole keys
-            // gives the one order a stable sort by position would with ids breaking ties.
+        if r.len() < SORT_SMALL {
+            // PERF: keys are unique (the position is in them), so an unstable sort of whole
+            // keys gives exactly the order of the stable radix sort.
             s.keys.sort_unstable();
         } else {
             crate::radix_sort::sort(&mut s.keys, &mut s.tmp, 32..64);
         }
-        if m.len() >= PAR_KEYS {
-            m.par_iter_mut().zip(s.keys.par_iter()).for_each(|(d, &k)| *d = k as u32);
+        let src = &*r;
+        if big {
+            s.keys.par_iter().map(|&k| src[k as u32 as usize]).collect_into_vec(&mut s.gather);
+            r.par_chunks_mut(1 << 14).zip(s.gather.par_chunks(1 << 14)).for_each(|(d, g)| d.copy_from_slice(g));
         } else {
-            m.iter_mut().zip(&s.keys).for_each(|(d, &k)| *d = k as u32);
+            s.gather.clear();
+            s.gather.extend(s.keys.iter().map(|&k| src[k as u32 as usize]));
+            r.copy_from_slice(&s.gather);
         }
         // Cut where the next box starts strictly after the reach (running maximum of the
         // upper bounds): equal to the seeds' open/close count returning to zero with opens
         // sorted before closes at equal positions.
         s.cuts.clear();
-        let mut reach = b[m[0] as usize].max[axis];
-        for (i, &id) in m.iter().enumerate().skip(1) {
-            let bx = &b[id as usize];
-            if bx.min[axis] > reach {
+        let mut reach = r[0].b.max[axis];
+        for (i, x) in r.iter().enumerate().skip(1) {
+            if x.b.min[axis] > reach {
                 s.cuts.push(i);
             }
-            reach = reach.max(bx.max[axis]);
+            reach = reach.max(x.b.max[axis]);
         }
     }
 
     /// The kernel: analyses `first` and every piece it splits into, until each is final.
     /// `hand_off` may take a piece away (to run it elsewhere) by returning `None`;
-    /// `on_final(members, at)` receives each final group. Adds one to `splits` per cluster
-    /// split. Iterative (explicit stack), so a deep peeling recursion cannot overflow.
+    /// `on_final(recs, at, sorted_on)` receives each final group. Adds one to `splits` per
+    /// cluster split. Iterative (explicit stack): a deep peeling recursion cannot overflow.
     fn drive<'m>(
         &self,
-        first: Item<'m>,
-        s: &mut Scratch,
+        first: Item<'m, D>,
+        s: &mut Scratch<D>,
         splits: &mut usize,
-        mut hand_off: impl FnMut(Item<'m>) -> Option<Item<'m>>,
-        mut on_final: impl FnMut(&'m mut [u32], usize),
+        mut hand_off: impl FnMut(Item<'m, D>) -> Option<Item<'m, D>>,
+        mut on_final: impl FnMut(&'m [Rec<D>], usize, Option<usize>),
     ) {
         let mut stack = vec![first];
         while let Some(mut it) = stack.pop() {
             loop {
-                if it.members.len() <= self.min_group || it.tried >= D {
-                    on_final(it.members, it.at);
+                if it.recs.len() <= self.min_group || it.tried >= D {
+                    on_final(it.recs, it.at, it.sorted_on);
                     break;
                 }
                 let axis = self.axes[it.next];
                 it.next = (it.next + 1) % D;
-                self.split(it.members, axis, s);
+                self.split(it.recs, axis, s);
+                it.sorted_on = Some(axis);
                 if s.cuts.is_empty() {
                     it.tried += 1;
                     continue;
                 }
                 *splits += 1;
                 // Each piece is one connected run on `axis`, so `axis` counts as tried.
-                let (mut rest, mut at, mut prev) = (it.members, it.at, 0);
+                let (mut rest, mut at, mut prev) = (it.recs, it.at, 0);
                 let len = rest.len();
                 for c in s.cuts.iter().copied().chain([len]) {
                     let (head, tail) = std::mem::take(&mut rest).split_at_mut(c - prev);
-                    let piece = Item { members: head, at, next: it.next, tried: 1 };
+                    let piece = Item { recs: head, at, next: it.next, tried: 1, sorted_on: Some(axis) };
                     if let Some(p) = hand_off(piece) {
                         stack.push(p);
                     }
@@ -351,39 +376,39 @@ impl<'b, const D: usize> Kernel<'b, D> {
 
     /// The parallel driver: clusters of at least [`PAR_CLUSTER`] members become tasks of one
     /// `rayon::scope` (spawned, not joined, so no stack grows with the recursion).
-    fn run_parallel(&self, members: &mut [u32], want_pairs: bool) -> Vec<Part> {
+    fn run_parallel(&self, recs: &mut [Rec<D>], want_pairs: bool) -> Vec<Part> {
         let parts = Mutex::new(Vec::new());
-        if !members.is_empty() {
-            let first = Item { members, at: 0, next: 0, tried: 0 };
+        if !recs.is_empty() {
+            let first = Item { recs, at: 0, next: 0, tried: 0, sorted_on: None };
             rayon::scope(|sc| self.task(sc, first, want_pairs, &parts));
         }
         parts.into_inner().unwrap_or_else(|e| e.into_inner())
     }
 
     /// One task of [`Kernel::run_parallel`].
-    fn task<'s>(&'s self, sc: &rayon::Scope<'s>, first: Item<'s>, want_pairs: bool, parts: &'s Mutex<Vec<Part>>) {
+    fn task<'s>(&'s self, sc: &rayon::Scope<'s>, first: Item<'s, D>, want_pairs: bool, parts: &'s Mutex<Vec<Part>>) {
         let mut s = Scratch::default();
         let mut sweep = GroupSweep::default();
         let mut part = Part::default();
         let mut keys = Vec::new();
-        let boxes = self.boxes;
-        let hand_off = |it: Item<'s>| {
-            if it.members.len() >= PAR_CLUSTER {
+        let hand_off = |it: Item<'s, D>| {
+            if it.recs.len() >= PAR_CLUSTER {
                 sc.spawn(move |sc| self.task(sc, it, want_pairs, parts));
                 None
             } else {
                 Some(it)
             }
         };
-        let on_final = |m: &'s mut [u32], at: usize| {
-            part.groups.push((at, m.len()));
+        let on_final = |g: &'s [Rec<D>], at: usize, sorted_on: Option<usize>| {
+            part.groups.push((at, g.len()));
             if !want_pairs {
                 return;
             }
-            if m.len() >= PAR_GROUP {
-                part.keys.extend(par_group_pairs(boxes, m));
+            if g.len() >= PAR_GROUP {
+                part.keys.extend(par_group_pairs(g));
             } else {
-                group_pairs(boxes, m, u32::MAX, &mut sweep, |a, b| keys.push(crate::pairs::key(a, b)));
+                let emit = |a, b| keys.push(crate::pairs::key(a, b));
+                group_pairs(g, sorted_on, u32::MAX, &mut sweep, emit);
             }
         };
         self.drive(first, &mut s, &mut part.splits, hand_off, on_final);
@@ -399,40 +424,59 @@ struct GroupSweep<const D: usize> {
     range: Sorted<D>,
 }
 
-/// Offers every overlapping pair of final group `m` with at least one member below `run`
-/// to `emit`, once (`run = u32::MAX`: every pair). Returns the number of box tests.
+/// Offers every overlapping pair of final group `g` with at least one id below `run` to
+/// `emit`, once (`run = u32::MAX`: every pair). `sorted_on`: the axis `g` is sorted on by
+/// lower bound, if any. Returns the number of box tests.
 fn group_pairs<const D: usize>(
-    boxes: &[Aabb<D>],
-    m: &[u32],
+    g: &[Rec<D>],
+    sorted_on: Option<usize>,
     run: u32,
-    g: &mut GroupSweep<D>,
+    sets: &mut GroupSweep<D>,
     mut emit: impl FnMut(u32, u32),
 ) -> usize {
-    if m.len() <= DIRECT_MAX {
-        let mut tests = 0;
-        for (i, &x) in m.iter().enumerate() {
-            let bx = &boxes[x as usize];
-            for &y in &m[i + 1..] {
-                if x < run || y < run {
+    let mut tests = 0;
+    if g.len() <= DIRECT_MAX {
+        for (i, x) in g.iter().enumerate() {
+            for y in &g[i + 1..] {
+                if x.id < run || y.id < run {
                     tests += 1;
-                    if bx.overlaps(&boxes[y as usize]) {
-                        emit(x, y);
+                    if x.b.overlaps(&y.b) {
+                        emit(x.id, y.id);
                     }
                 }
             }
         }
         return tests;
     }
-    g.run.clear();
-    g.range.clear();
-    for &x in m {
-        let set = if x < run { &mut g.run } else { &mut g.range };
-        set.push(boxes[x as usize], x);
+    if let (true, Some(a)) = (g.len() < SWEEP_SIMD, sorted_on) {
+        // PERF: the group is already sorted on axis `a` (the last one RDC tried), so a
+        // scalar sweep along it needs no sort: each box scans forward while the next one
+        // starts no later than it ends (closed).
+        for (i, x) in g.iter().enumerate() {
+            for y in &g[i + 1..] {
+                if y.b.min[a] > x.b.max[a] {
+                    break;
+                }
+                if x.id < run || y.id < run {
+                    tests += 1;
+                    if x.b.overlaps(&y.b) {
+                        emit(x.id, y.id);
+                    }
+                }
+            }
+        }
+        return tests;
     }
-    g.run.sort();
-    g.range.sort();
-    let (rs, gs) = (&g.run, &g.range);
-    let mut tests = sap::complete(rs, 0..rs.len(), |i, j| emit(rs.payload[i], rs.payload[j]));
+    sets.run.clear();
+    sets.range.clear();
+    for x in g {
+        let set = if x.id < run { &mut sets.run } else { &mut sets.range };
+        set.push(x.b, x.id);
+    }
+    sets.run.sort();
+    sets.range.sort();
+    let (rs, gs) = (&sets.run, &sets.range);
+    tests += sap::complete(rs, 0..rs.len(), |i, j| emit(rs.payload[i], rs.payload[j]));
     if !gs.is_empty() {
         tests += sap::bipartite(rs, gs, |i, j| emit(rs.payload[i], gs.payload[j]));
     }
@@ -441,10 +485,10 @@ fn group_pairs<const D: usize>(
 
 /// Every overlapping pair of a big final group as pair keys, swept in parallel row chunks
 /// (the everything-overlaps case: one group holding the whole input).
-fn par_group_pairs<const D: usize>(boxes: &[Aabb<D>], m: &[u32]) -> Vec<Vec<u64>> {
+fn par_group_pairs<const D: usize>(g: &[Rec<D>]) -> Vec<Vec<u64>> {
     let mut s = Sorted::default();
-    for &x in m {
-        s.push(boxes[x as usize], x);
+    for x in g {
+        s.push(x.b, x.id);
     }
     s.sort();
     let n = s.len();
@@ -460,15 +504,17 @@ fn par_group_pairs<const D: usize>(boxes: &[Aabb<D>], m: &[u32]) -> Vec<Vec<u64>
         .collect()
 }
 
-/// Builds the canonical [`Clusters`] from the permuted live buffer, the tasks' group
-/// ranges, and the dead (inverted) boxes, each a group of its own.
-fn assemble(n: usize, live: &mut [u32], parts: Vec<Part>, dead: &[u32]) -> Clusters {
+/// Builds the canonical [`Clusters`] from the permuted records, the tasks' group ranges,
+/// and the dead (inverted) boxes, each a group of its own.
+fn assemble<const D: usize>(n: usize, recs: &[Rec<D>], parts: Vec<Part>, dead: &[u32]) -> Clusters {
     let mut ranges: Vec<(usize, usize)> = parts.into_iter().flat_map(|p| p.groups).collect();
     ranges.sort_unstable();
-    // INVARIANT: the final groups tile the live buffer.
-    debug_assert!(ranges.iter().try_fold(0, |at, &(a, l)| (a == at).then_some(a + l)) == Some(live.len()));
+    // INVARIANT: the final groups tile the record buffer.
+    debug_assert!(ranges.iter().try_fold(0, |at, &(a, l)| (a == at).then_some(a + l)) == Some(recs.len()));
+    let mut ids: Vec<u32> = Vec::new();
+    recs.par_iter().with_min_len(4096).map(|r| r.id).collect_into_vec(&mut ids);
     let mut slices = Vec::with_capacity(ranges.len());
-    let mut rest = live;
+    let mut rest = &mut ids[..];
     for &(_, len) in &ranges {
         let (head, tail) = std::mem::take(&mut rest).split_at_mut(len);
         slices.push(head);
@@ -498,24 +544,23 @@ fn assemble(n: usize, live: &mut [u32], parts: Vec<Part>, dead: &[u32]) -> Clust
 
 /// RDC as the refinement of one crowded cell of the core sweep (`Refine::Rdc`): clusters
 /// `boxes` (valid, margin already applied) with the default settings and offers every
-/// overlapping pair `(x, y)`, `x < y`, with `x < run` (at least one run entry) once to
-/// `offer`. Returns `(clusters split, box tests)`. Sequential: the sweep is parallel
-/// over cells already.
+/// overlapping pair `(x, y)`, `x < y`, with `x < run` (at least one run entry; positions in
+/// `boxes`) once to `offer`. Returns `(clusters split, box tests)`. Sequential: the sweep is
+/// parallel over cells already.
 pub(crate) fn refine_cell<const D: usize>(
-    boxes: &[Aabb<D>],
+    boxes: impl Iterator<Item = Aabb<D>>,
     run: usize,
     mut offer: impl FnMut(usize, usize),
 ) -> (usize, usize) {
-    if boxes.is_empty() {
+    let mut recs: Vec<Rec<D>> = boxes.enumerate().map(|(i, b)| Rec { b, id: i as u32 }).collect();
+    if recs.is_empty() {
         return (0, 0);
     }
-    let rdc = Rdc::<D>::default();
-    let kernel = Kernel { boxes, min_group: rdc.min_group_size, axes: rdc.axis_order };
-    let mut members: Vec<u32> = (0..boxes.len() as u32).collect();
-    let (mut s, mut sweep, mut splits, mut tests) = (Scratch::default(), GroupSweep::default(), 0, 0);
-    let first = Item { members: &mut members, at: 0, next: 0, tried: 0 };
-    kernel.drive(first, &mut s, &mut splits, Some, |m, _| {
-        tests += group_pairs(boxes, m, run as u32, &mut sweep, |x, y| {
+    let kernel = Rdc::<D>::default().kernel();
+    let (mut s, mut sets, mut splits, mut tests) = (Scratch::default(), GroupSweep::default(), 0, 0);
+    let first = Item { recs: &mut recs, at: 0, next: 0, tried: 0, sorted_on: None };
+    kernel.drive(first, &mut s, &mut splits, Some, |g, _, sorted_on| {
+        tests += group_pairs(g, sorted_on, run as u32, &mut sets, |x, y| {
             offer(x.min(y) as usize, x.max(y) as usize);
         });
     });
@@ -543,17 +588,17 @@ mod tests {
                 Aabb::new([x, y], [x + 4.0 * r(), y + 4.0 * r()])
             })
             .collect();
-        let k = Kernel { boxes: &boxes, min_group: 4, axes: [0, 1] };
-        let mut a: Vec<u32> = (0..boxes.len() as u32).collect();
+        let k = Kernel { min_group: 4, axes: [0, 1] };
+        let mut a: Vec<Rec<2>> = boxes.iter().enumerate().map(|(i, &b)| Rec { b, id: i as u32 }).collect();
         let mut b = a.clone();
         let mut par: Vec<(usize, usize)> = k.run_parallel(&mut a, false).into_iter().flat_map(|p| p.groups).collect();
         par.sort_unstable();
         let mut seq = Vec::new();
-        let first = Item { members: &mut b, at: 0, next: 0, tried: 0 };
-        k.drive(first, &mut Scratch::default(), &mut 0, Some, |m, at| seq.push((at, m.len())));
+        let first = Item { recs: &mut b, at: 0, next: 0, tried: 0, sorted_on: None };
+        k.drive(first, &mut Scratch::default(), &mut 0, Some, |g, at, _| seq.push((at, g.len())));
         seq.sort_unstable();
         assert_eq!(par, seq);
-        assert_eq!(a, b);
+        assert!(a.iter().zip(&b).all(|(x, y)| x.id == y.id), "same permutation");
         assert!(par.len() > 1000, "the scene should split: {} groups", par.len());
     }
 }

@@ -598,12 +598,12 @@ mod tests {
     fn seed_level_for_cubes_finer_for_planks() {
         // A cube 10 units wide: level 4 (cells of 16), at most 8 cells.
         // Sparse scene (one box per 2^15 grid units): a cube 10 units wide keeps the seed
-        // level 4 (cells of 16), at most 8 cells.
+        // level 4 (cells of 16), 2 per axis.
         let sparse = 1.0 / (1u64 << 15) as f64;
-        let (l, c) = choose_level::<3>([3, 3, 3], [13, 13, 13], 64, 21, sparse);
-        assert_eq!((l, c), (4, 1));
+        let (l, c) = choose_level::<3>([6, 6, 6], [16, 16, 16], 64, 21, sparse);
+        assert_eq!((l, c), (4, 8));
         // Dense scene (one box per grid unit): the same cube goes finer, within the budget.
-        let (l, c) = choose_level::<3>([3, 3, 3], [13, 13, 13], 64, 21, 1.0);
+        let (l, c) = choose_level::<3>([6, 6, 6], [16, 16, 16], 64, 21, 1.0);
         assert!(l < 4 && c <= 64, "l={l} c={c}");
         // A plank 1000 long, 1 thick, in a moderately dense scene: refined until the
         // budget stops it.
