@@ -411,7 +411,7 @@ impl<const D: usize> Store<D> {
         let budget = config.max_cells_per_box as u64;
         // Boxes per grid-unit volume, for the level cost model (an axis of zero extent is
         // one grid unit thick).
-        let world: f64 = (0..D).map(|k| if lo[k] < hi[k] { (bits as f64).exp2() } else { 1.0 }).product();
+        let world: f64 = (0..D).map(|k| if lo[k] < hi[k] { pow2(bits) } else { 1.0 }).product();
         let lambda = n as f64 / world * cost_ratio();
         let (l_min, l_max, cells) = recs
             .par_chunks(CHUNK)
@@ -562,7 +562,7 @@ pub(crate) fn choose_level<const D: usize>(
     }
     let mut l = (u32::BITS - ext.leading_zeros()).min(bits);
     let mut c = count_at(&qlo, &qhi, l);
-    let cost = |l: u32, c: u64| c as f64 * (1.0 + lambda * ((D as u32 * l) as f64).exp2());
+    let cost = |l: u32, c: u64| c as f64 * (1.0 + lambda * pow2(D as u32 * l));
     while l > 0 {
         let finer = count_at(&qlo, &qhi, l - 1);
         if finer > budget || cost(l - 1, finer) >= cost(l, c) {
@@ -572,6 +572,12 @@ pub(crate) fn choose_level<const D: usize>(
         c = finer;
     }
     (l, c)
+}
+
+/// `2^e` for `e < 1024`, exactly, without a libm call (PERF: `f64::exp2` is one).
+#[inline(always)]
+fn pow2(e: u32) -> f64 {
+    f64::from_bits((1023 + e as u64) << 52)
 }
 
 /// Candidate cost over entry cost, times entries per box, for the level model.
