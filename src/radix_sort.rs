@@ -1,6 +1,6 @@
 //! LSD radix sort of integer keys, sequential or parallel (rayon), one kernel for both.
 //!
-//! - Method: least-significant-digit first, 8-bit digits, over a caller-chosen bit range of
+//! - Method: least-significant-digit first, 11-bit digits, over a caller-chosen bit range of
 //!   the key (bits below the range are payload and are not sorted on; bits above are
 //!   expected to be zero or are sorted on if inside the range).
 //! - Stable: yes (so sorting `(key, payload)` records by the key bits keeps payload order
@@ -26,7 +26,7 @@ use std::ops::Range;
 pub trait RadixKey: Copy + Send + Sync + 'static {
     /// Width in bits.
     const BITS: u32;
-    /// The 8-bit digit starting at bit `shift`.
+    /// The [`DIGIT`]-bit digit starting at bit `shift`.
     fn digit(self, shift: u32) -> usize;
 }
 
@@ -36,7 +36,7 @@ macro_rules! radix_key {
             const BITS: u32 = <$t>::BITS;
             #[inline(always)]
             fn digit(self, shift: u32) -> usize {
-                ((self >> shift) & 0xff) as usize
+                ((self >> shift) & (RADIX as $t - 1)) as usize
             }
         }
     )*};
@@ -48,6 +48,11 @@ radix_key!(u32, u64, u128);
 const PAR_MIN: usize = 1 << 15;
 /// Below this many records a comparison sort of the whole value is used instead.
 const SMALL: usize = 256;
+/// Digit width in bits, and buckets per digit.
+pub const DIGIT: u32 = 11;
+const RADIX: usize = 1 << DIGIT;
+/// `RADIX - 1` as a u64 mask.
+pub const DIGIT_MASK: u64 = RADIX as u64 - 1;
 
 /// Sorts `data` by its bits `bits.start..bits.end` (stable), on the current rayon pool.
 /// `scratch` is working memory; its contents on return are unspecified.
@@ -94,12 +99,12 @@ pub fn sort_slices<T: RadixKey>(data: &mut [T], scratch: &mut [T], bits: Range<u
         return false;
     }
     let chunk_len = n.div_ceil(chunks);
-    let shifts: Vec<u32> = (bits.start..hi).step_by(8).collect();
+    let shifts: Vec<u32> = (bits.start..hi).step_by(DIGIT as usize).collect();
     let ndig = shifts.len();
 
     // One counting pass for every digit: global histograms tell which digits are constant.
     let count_all = |c: &[T]| {
-        let mut h = vec![[0u32; 256]; ndig];
+        let mut h = vec![[0u32; RADIX]; ndig];
         for &v in c {
             for (d, &s) in shifts.iter().enumerate() {
                 h[d][v.digit(s)] += 1;
@@ -107,14 +112,14 @@ pub fn sort_slices<T: RadixKey>(data: &mut [T], scratch: &mut [T], bits: Range<u
         }
         h
     };
-    let totals: Vec<[u32; 256]> = if chunks == 1 {
+    let totals: Vec<[u32; RADIX]> = if chunks == 1 {
         count_all(data)
     } else {
         data.par_chunks(chunk_len).map(count_all).reduce(
-            || vec![[0u32; 256]; ndig],
+            || vec![[0u32; RADIX]; ndig],
             |mut a, b| {
                 for (x, y) in a.iter_mut().zip(&b) {
-                    for k in 0..256 {
+                    for k in 0..RADIX {
                         x[k] += y[k];
                     }
                 }
@@ -142,7 +147,7 @@ fn masked<T: RadixKey>(v: T, lo: u32, width: u32) -> u128 {
     let mut s = 0;
     while s < width {
         k |= (v.digit(lo + s) as u128) << s;
-        s += 8;
+        s += DIGIT;
     }
     if width < 128 {
         k &= (1u128 << width) - 1;
@@ -161,21 +166,21 @@ unsafe impl<T: Send> Sync for SendPtr<T> {}
 /// One stable counting-sort pass of `src` into `dst` on the digit at `shift`.
 fn scatter_pass<T: RadixKey>(src: &[T], dst: &mut [T], shift: u32, chunk_len: usize) {
     let count = |c: &[T]| {
-        let mut h = [0u32; 256];
+        let mut h = [0u32; RADIX];
         for &v in c {
             h[v.digit(shift)] += 1;
         }
         h
     };
-    let hists: Vec<[u32; 256]> = if src.len() <= chunk_len {
+    let hists: Vec<[u32; RADIX]> = if src.len() <= chunk_len {
         vec![count(src)]
     } else {
         src.par_chunks(chunk_len).map(count).collect()
     };
     // offsets[c][b] = records in buckets < b (all chunks) + records in bucket b of chunks < c.
-    let mut offsets = vec![[0usize; 256]; hists.len()];
+    let mut offsets = vec![[0usize; RADIX]; hists.len()];
     let mut run = 0usize;
-    for b in 0..256 {
+    for b in 0..RADIX {
         for (c, h) in hists.iter().enumerate() {
             offsets[c][b] = run;
             run += h[b] as usize;

@@ -3,7 +3,7 @@
 //! - Input: the user's boxes (validated), the margin, optional grid bounds.
 //! - Output: [`Store`]: the live (not inverted by a negative margin) boxes, grown by the
 //!   margin, one contiguous `f32` array per axis and bound, **in Morton order** of their
-//!   lower corners (a 23-bit prefix is enough for locality), with `orig[s]` mapping a store
+//!   lower corners (a 21-bit prefix is enough for locality), with `orig[s]` mapping a store
 //!   index back to the input index; each box's cell level and cell count; and the key
 //!   [`Layout`] of the cell entries.
 //! - Why Morton order: the sweep tests boxes that share a cell, which are near each other in
@@ -27,7 +27,7 @@ use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 /// Boxes per parallel work item.
 const CHUNK: usize = 4096;
 /// The order-key prefix of a box a negative margin turned inside out (sorts after all live).
-const DEAD: u64 = 1 << 23;
+const DEAD: u64 = 1 << 21;
 
 /// A cell-entry record: a radix-sortable integer holding `(start, inverse level, store id)`.
 pub(crate) trait Entry: RadixKey + Ord {
@@ -242,7 +242,7 @@ impl<const D: usize> RadixKey for Keyed<D> {
     const BITS: u32 = 64;
     #[inline(always)]
     fn digit(self, shift: u32) -> usize {
-        ((self.key >> shift) & 0xff) as usize
+        ((self.key >> shift) & (crate::radix_sort::DIGIT_MASK)) as usize
     }
 }
 
@@ -364,10 +364,11 @@ impl<const D: usize> Store<D> {
         let quant = Quantizer::new(lo, hi);
         self.quant = quant;
 
-        // 2. Morton order of the live boxes: key = top 23 bits of the lower corner's code.
+        // 2. Morton order of the live boxes: key = top 21 bits of the lower corner's code
+        //    (with the dead flag above them, 22 bits: two 11-bit radix passes).
         //    The records borrow the entry buffers' memory (free at this stage).
         let code_bits = D as u32 * bits;
-        let top = code_bits.saturating_sub(23);
+        let top = code_bits.saturating_sub(21);
         let n_in = boxes.len();
         let words = n_in * std::mem::size_of::<Keyed<D>>() / 8;
         for v in [&mut *order, &mut *scratch] {
@@ -380,7 +381,7 @@ impl<const D: usize> Store<D> {
             for (j, (r, b)) in dst.iter_mut().zip(src).enumerate() {
                 let g = b.grown(m);
                 let i = (c * CHUNK + j) as u64;
-                // A dead (inverted) box sorts last: its prefix 2^23 exceeds every live one.
+                // A dead (inverted) box sorts last: its prefix 2^21 exceeds every live one.
                 let k = if g.is_inverted() { DEAD << 40 } else { (morton::encode(quant.point(&g.min)) >> top) << 40 };
                 *r = Keyed { key: k | i, b: g };
             }
@@ -389,7 +390,7 @@ impl<const D: usize> Store<D> {
         let n = live.into_inner();
         let (a, b) = (&mut order[..words], &mut scratch[..words]);
         let (ra, rb): (&mut [Keyed<D>], &mut [Keyed<D>]) = (bytemuck::cast_slice_mut(a), bytemuck::cast_slice_mut(b));
-        let in_b = crate::radix_sort::sort_slices(ra, rb, 40..64, 0);
+        let in_b = crate::radix_sort::sort_slices(ra, rb, 40..62, 0);
         let recs: &[Keyed<D>] = if in_b { rb } else { ra };
         let recs = &recs[..n];
 
