@@ -14,26 +14,30 @@
 //!   whole; a piece counts its split axis as tried (it is one connected run on that axis),
 //!   so every step either shrinks a cluster or advances a counter bounded by `D`:
 //!   termination is guaranteed.
-//! - Keys: `flip(min + 0.0) << 32 | id` in a `u64` (bit layout beside [`Kernel::split`]),
-//!   sorted on bits 32..64 with the crate's stable radix sort. Only lower bounds are sorted:
-//!   the running maximum stands in for the seeds' close boundaries (see `docs/rdc.md`).
-//! - Final groups: up to [`DIRECT_MAX`] members tested pair by pair, larger ones swept
-//!   with [`crate::sap`] (row chunks in parallel from [`PAR_GROUP`] members), so one huge
-//!   group that no axis splits (everything overlapping) costs `D` sorts plus one sweep,
-//!   never a quadratic recursion or a brute-force pass.
-//! - Complexity: O(n log n)-like per level (radix sorts are linear in the members), a few
-//!   levels on scenes with gaps; the known worst case is a staircase that peels one box per
-//!   split, O(n^2) sorting work with tiny output (tested, terminates, no deep recursion:
-//!   the driver keeps an explicit stack). Dense scenes whose projections have no gaps do
-//!   not split at all and cost `D` sorts plus a sweep-and-prune.
-//! - Parallel: clusters of at least [`PAR_CLUSTER`] members become rayon tasks of one
-//!   `rayon::scope`; a big first split builds its keys and radix sorts in parallel. The
-//!   split of a cluster depends only on its members, so the clusters and pairs are the
-//!   same for any thread count. Sequential driver (crowded cells) and parallel driver
-//!   (public API) are thin twins around one kernel ([`Kernel::drive`]).
-//! - Allocates: the grown boxes (only when `margin != 0`), the member buffer (permuted in
-//!   place: every cluster is a contiguous slice of it), per task two key buffers, the pair
-//!   keys and the output.
+//! - Keys: `flip(min + 0.0) << 32 | position` in a `u64` (layout beside `Kernel::split`),
+//!   sorted on bits 32..64 with the crate's stable radix sort (`sort_unstable` below
+//!   `SORT_SMALL` keys: the position makes keys unique, so the order is the same). Only
+//!   lower bounds are sorted: the running maximum stands in for the seeds' close
+//!   boundaries (see `docs/rdc.md`).
+//! - Final groups: up to `DIRECT_MAX` members tested pair by pair; below `SWEEP_SIMD`
+//!   a scalar sweep along the axis the group is already sorted on; above, the crate's SIMD
+//!   [`crate::sap`] (row chunks in parallel from `PAR_GROUP` members). So one huge group
+//!   that no axis splits (everything overlapping) costs `D` sorts plus one sweep, never a
+//!   quadratic recursion or a brute-force pass.
+//! - Complexity: linear radix sorts per level, a few levels on scenes with gaps. The known
+//!   worst case is a staircase that peels one box per split: O(n^2) sorting work with tiny
+//!   output (tested: terminates, no deep recursion, since the driver keeps an explicit
+//!   stack). Dense scenes whose projections have no gap do not split at all and cost `D`
+//!   sorts plus a sweep-and-prune.
+//! - Parallel: clusters of at least `PAR_CLUSTER` members become rayon tasks of one
+//!   `rayon::scope`; a split of at least `PAR_KEYS` members builds its keys, gathers its
+//!   records and radix sorts in parallel. The split of a cluster depends only on its
+//!   members, so the clusters and pairs are the same for any thread count. The sequential
+//!   driver (crowded cells, `refine_cell`) and the parallel one (public API) are thin
+//!   twins around one kernel (`Kernel::drive`); a unit test shows they agree.
+//! - Allocates: one record `(box + margin, index)` per live box, permuted in place (every
+//!   cluster is a contiguous slice of it), per task a key buffer, radix scratch and a gather
+//!   buffer as big as its largest cluster, the pair keys and the output.
 //! - Idea: S. Rabin, "Recursive Dimensional Clustering: A Fast Algorithm for Collision
 //!   Detection", Game Programming Gems 2 (2001); the seeds' Python/JavaScript/ActionScript
 //!   ports (`../shared/seeds/`).
@@ -177,7 +181,10 @@ impl<const D: usize> Rdc<D> {
     /// Checks every field (and `D` in 1..=3); called by every entry point.
     pub fn validate(&self) -> Result<(), Error> {
         if D == 0 || D > 3 {
-            return Err(Error::InvalidConfig { field: "D", reason: "only 1, 2 and 3 dimensions are supported" });
+            return Err(Error::InvalidConfig {
+                field: "D",
+                reason: "only 1, 2 and 3 dimensions are supported",
+            });
         }
         if self.min_group_size == 0 {
             return Err(Error::InvalidConfig { field: "min_group_size", reason: "must be at least 1" });
@@ -188,7 +195,10 @@ impl<const D: usize> Rdc<D> {
         let mut seen = [false; D];
         for &a in &self.axis_order {
             if a >= D || std::mem::replace(&mut seen[a], true) {
-                return Err(Error::InvalidConfig { field: "axis_order", reason: "must be a permutation of 0..D" });
+                return Err(Error::InvalidConfig {
+                    field: "axis_order",
+                    reason: "must be a permutation of 0..D",
+                });
             }
         }
         Ok(())
@@ -234,8 +244,9 @@ impl<const D: usize> Rdc<D> {
 }
 
 /// A box (margin applied, valid) with its index: what RDC sorts and splits. Records move
-/// with their cluster, so every level reads its cluster contiguously instead of gathering
-/// boxes by index from all over the input (PERF: about 2x on the `islands` scene).
+/// with their cluster, so every level reads its cluster contiguously. PERF: with indices
+/// into the input instead, the profile of `islands` (100k) was dominated by cache misses
+/// on the box loads of the split scan and the group tests.
 #[derive(Clone, Copy, Debug)]
 struct Rec<const D: usize> {
     b: Aabb<D>,
@@ -311,7 +322,9 @@ impl<const D: usize> Kernel<D> {
         let src = &*r;
         if big {
             s.keys.par_iter().map(|&k| src[k as u32 as usize]).collect_into_vec(&mut s.gather);
-            r.par_chunks_mut(1 << 14).zip(s.gather.par_chunks(1 << 14)).for_each(|(d, g)| d.copy_from_slice(g));
+            r.par_chunks_mut(1 << 14)
+                .zip(s.gather.par_chunks(1 << 14))
+                .for_each(|(d, g)| d.copy_from_slice(g));
         } else {
             s.gather.clear();
             s.gather.extend(s.keys.iter().map(|&k| src[k as u32 as usize]));
@@ -374,7 +387,7 @@ impl<const D: usize> Kernel<D> {
         }
     }
 
-    /// The parallel driver: clusters of at least [`PAR_CLUSTER`] members become tasks of one
+    /// The parallel driver: clusters of at least `PAR_CLUSTER` members become tasks of one
     /// `rayon::scope` (spawned, not joined, so no stack grows with the recursion).
     fn run_parallel(&self, recs: &mut [Rec<D>], want_pairs: bool) -> Vec<Part> {
         let parts = Mutex::new(Vec::new());
@@ -386,7 +399,13 @@ impl<const D: usize> Kernel<D> {
     }
 
     /// One task of [`Kernel::run_parallel`].
-    fn task<'s>(&'s self, sc: &rayon::Scope<'s>, first: Item<'s, D>, want_pairs: bool, parts: &'s Mutex<Vec<Part>>) {
+    fn task<'s>(
+        &'s self,
+        sc: &rayon::Scope<'s>,
+        first: Item<'s, D>,
+        want_pairs: bool,
+        parts: &'s Mutex<Vec<Part>>,
+    ) {
         let mut s = Scratch::default();
         let mut sweep = GroupSweep::default();
         let mut part = Part::default();
@@ -417,11 +436,19 @@ impl<const D: usize> Kernel<D> {
     }
 }
 
-/// Sorted sets for sweeping a final group: members below the run limit, and the others.
-#[derive(Default)]
+/// Working memory for sweeping a final group: its members below the run limit and the
+/// others, as sorted SIMD sets (big groups) and as records (small sorted groups).
 struct GroupSweep<const D: usize> {
     run: Sorted<D>,
     range: Sorted<D>,
+    runs: Vec<Rec<D>>,
+    ranges: Vec<Rec<D>>,
+}
+
+impl<const D: usize> Default for GroupSweep<D> {
+    fn default() -> Self {
+        Self { run: Sorted::default(), range: Sorted::default(), runs: Vec::new(), ranges: Vec::new() }
+    }
 }
 
 /// Offers every overlapping pair of final group `g` with at least one id below `run` to
@@ -450,19 +477,30 @@ fn group_pairs<const D: usize>(
     }
     if let (true, Some(a)) = (g.len() < SWEEP_SIMD, sorted_on) {
         // PERF: the group is already sorted on axis `a` (the last one RDC tried), so a
-        // scalar sweep along it needs no sort: each box scans forward while the next one
-        // starts no later than it ends (closed).
-        for (i, x) in g.iter().enumerate() {
-            for y in &g[i + 1..] {
-                if y.b.min[a] > x.b.max[a] {
-                    break;
-                }
-                if x.id < run || y.id < run {
-                    tests += 1;
-                    if x.b.overlaps(&y.b) {
-                        emit(x.id, y.id);
-                    }
-                }
+        // scalar sweep along it needs no sort. Range members are split off first, so that
+        // range x range candidates (not wanted) cost nothing.
+        sets.runs.clear();
+        sets.ranges.clear();
+        for x in g {
+            if x.id < run {
+                sets.runs.push(*x);
+            } else {
+                sets.ranges.push(*x);
+            }
+        }
+        let (rs, gs) = (&sets.runs[..], &sets.ranges[..]);
+        for (i, x) in rs.iter().enumerate() {
+            tests += scan_scalar(x, &rs[i + 1..], a, |y| emit(x.id, y.id));
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < rs.len() && j < gs.len() {
+            // The box that starts first scans the other list from its cursor on.
+            if rs[i].b.min[a] < gs[j].b.min[a] {
+                tests += scan_scalar(&rs[i], &gs[j..], a, |y| emit(rs[i].id, y.id));
+                i += 1;
+            } else {
+                tests += scan_scalar(&gs[j], &rs[i..], a, |y| emit(y.id, gs[j].id));
+                j += 1;
             }
         }
         return tests;
@@ -479,6 +517,23 @@ fn group_pairs<const D: usize>(
     tests += sap::complete(rs, 0..rs.len(), |i, j| emit(rs.payload[i], rs.payload[j]));
     if !gs.is_empty() {
         tests += sap::bipartite(rs, gs, |i, j| emit(rs.payload[i], gs.payload[j]));
+    }
+    tests
+}
+
+/// Tests `x` against `ys` (sorted on axis `a`, none starting before `x`) while they start
+/// no later than `x` ends (closed); calls `emit(y)` on overlap. Returns the boxes tested.
+#[inline]
+fn scan_scalar<const D: usize>(x: &Rec<D>, ys: &[Rec<D>], a: usize, mut emit: impl FnMut(&Rec<D>)) -> usize {
+    let mut tests = 0;
+    for y in ys {
+        if y.b.min[a] > x.b.max[a] {
+            break;
+        }
+        tests += 1;
+        if x.b.overlaps(&y.b) {
+            emit(y);
+        }
     }
     tests
 }
@@ -591,7 +646,8 @@ mod tests {
         let k = Kernel { min_group: 4, axes: [0, 1] };
         let mut a: Vec<Rec<2>> = boxes.iter().enumerate().map(|(i, &b)| Rec { b, id: i as u32 }).collect();
         let mut b = a.clone();
-        let mut par: Vec<(usize, usize)> = k.run_parallel(&mut a, false).into_iter().flat_map(|p| p.groups).collect();
+        let mut par: Vec<(usize, usize)> =
+            k.run_parallel(&mut a, false).into_iter().flat_map(|p| p.groups).collect();
         par.sort_unstable();
         let mut seq = Vec::new();
         let first = Item { recs: &mut b, at: 0, next: 0, tried: 0, sorted_on: None };

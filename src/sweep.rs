@@ -130,9 +130,10 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         let mut a = from;
         while a < to {
             let head = e[a].to_u128();
-            let cell = self.lay.cell(head);
+            // Entries of the same cell differ only below the sort bits.
+            let run_last = T::from_u128(head | ((1u128 << self.lay.sort_from()) - 1));
             let mut b = a + 1;
-            while b < e.len() && self.lay.cell(e[b].to_u128()) == cell {
+            while b < e.len() && e[b] <= run_last {
                 b += 1;
             }
             let r = gallop(e, b, T::from_u128(self.lay.last_nested(head)));
@@ -166,8 +167,10 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
             // check and about half of those the exact test, so branching on either would
             // mispredict often; collect survivors by index arithmetic instead.
             let owners = &mut self.owners;
-            owners.clear();
-            owners.resize(rest.len() + range.len(), 0);
+            let need = rest.len() + range.len();
+            if owners.len() < need {
+                owners.resize(need, 0); // grows, never shrinks: no clearing per entry
+            }
             let mut n = 0;
             for &ey in rest.iter().chain(range) {
                 owners[n] = lay.id(ey);
@@ -223,14 +226,30 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     /// Sweep-and-prune: the run against itself, then the run against its range.
     fn crowded(&mut self, a: usize, b: usize, r: usize) {
         self.counts.crowded += 1;
-        if self.refine == Refine::Rdc {
-            // RDC over the run and its range together; inside each final group only pairs
-            // with a run entry are offered, each once (range x range pairs belong to the
-            // ranges' own runs).
-            let (st, lay, e) = (self.store, self.lay, self.entries);
-            let boxes = (a..r).map(|x| st.get(lay.id(e[x].to_u128()) as usize));
-            let (splits, tests) = crate::rdc::refine_cell(boxes, b - a, |x, y| self.report(a + x, a + y));
+        // A cell no bigger than RDC's `min_group_size` would be one final group: sweep it.
+        if self.refine == Refine::Rdc && r - a > crate::rdc::Rdc::<D>::default().min_group_size {
+            // RDC over the run and the distinct boxes of its range together; inside each
+            // final group only pairs with a run entry are offered, each once (range x range
+            // pairs belong to the ranges' own runs). Run x run hits go through `report`; a
+            // run x range hit is this run's iff `owns(run entry, corner of the range box)`,
+            // as in the sweep-and-prune path below.
+            let (st, lay, e, m) = (self.store, self.lay, self.entries, b - a);
+            let mut uniq: Vec<u32> = e[b..r].iter().map(|&ey| lay.id(ey)).collect();
+            uniq.sort_unstable();
+            uniq.dedup();
+            let boxes = e[a..b].iter().map(|&ex| lay.id(ex)).chain(uniq.iter().copied());
+            let (splits, tests) = crate::rdc::refine_cell(boxes.map(|s| st.get(s as usize)), m, |x, y| {
+                if y < m {
+                    self.report(a + x, a + y);
+                } else {
+                    let (ex, sy) = (e[a + x], uniq[y - m] as usize);
+                    if lay.owns::<D, T>(ex, self.corner_code(sy)) {
+                        self.out.push(crate::pairs::key(st.orig[lay.id(ex) as usize], st.orig[sy]));
+                    }
+                }
+            });
             self.counts.rdc_splits += splits;
+            self.counts.candidates += tests;
             self.counts.exact_tests += tests;
             return;
         }
