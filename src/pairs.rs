@@ -39,8 +39,8 @@ pub(crate) fn finish_into(
 ) {
     let total: usize = parts.iter().map(Vec::len).sum();
     out.clear();
-    keys.clear();
     if total < 4096 {
+        keys.clear();
         keys.extend(parts.iter().flatten());
         keys.sort_unstable();
     } else {
@@ -71,16 +71,14 @@ pub(crate) fn finish_into(
             }
         }
         starts.push(run);
-        keys.reserve(total);
-        // SAFETY: the scatter below writes every slot 0..total exactly once (each part owns
-        // the disjoint ranges offs[part][b]..+hists[part][b]); u64 has no drop.
-        unsafe { keys.set_len(total) };
+        crate::radix_sort::grow_to(keys, total);
         let dst = SendPtr(keys.as_mut_ptr());
         parts.par_iter().zip(offs.into_par_iter()).for_each(|(p, mut off)| {
             let dst = dst;
             for &k in p {
                 let b = (k >> shift) as usize;
-                // SAFETY: see above; off[b] stays inside this part's range for bucket b.
+                // SAFETY: each part owns the disjoint slots offs[part][b]..+hists[part][b] of
+                // `keys` (length total), and off[b] stays inside them.
                 unsafe { dst.0.add(off[b]).write(k) };
                 off[b] += 1;
             }

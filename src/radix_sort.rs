@@ -23,7 +23,7 @@ use rayon::prelude::*;
 use std::ops::Range;
 
 /// An unsigned integer record that can be sorted by a range of its bits.
-pub trait RadixKey: Copy + Send + Sync + 'static {
+pub trait RadixKey: Copy + Send + Sync + bytemuck::Zeroable + 'static {
     /// Width in bits.
     const BITS: u32;
     /// The [`DIGIT`]-bit digit starting at bit `shift`.
@@ -67,11 +67,7 @@ pub fn sort_sequential<T: RadixKey>(data: &mut Vec<T>, scratch: &mut Vec<T>, bit
 
 fn sort_in_chunks<T: RadixKey>(data: &mut Vec<T>, scratch: &mut Vec<T>, bits: Range<u32>, chunks: usize) {
     let n = data.len();
-    scratch.clear();
-    scratch.reserve(n);
-    // SAFETY: `sort_slices` writes every slot of `scratch` before reading it (each pass
-    // that runs writes a permutation of 0..n), and `T: Copy` has no drop.
-    unsafe { scratch.set_len(n) };
+    grow_to(scratch, n);
     if sort_slices(data, scratch, bits, chunks) {
         std::mem::swap(data, scratch);
     }
@@ -153,6 +149,17 @@ fn masked<T: RadixKey>(v: T, lo: u32, width: u32) -> u128 {
         k &= (1u128 << width) - 1;
     }
     k
+}
+
+/// Sets `v.len() = n`, keeping old contents and zero-filling only new slots, for buffers
+/// that are about to be overwritten whole. Grows, never shrinks its allocation, so steady
+/// frames pay no fill.
+pub(crate) fn grow_to<T: Copy + bytemuck::Zeroable>(v: &mut Vec<T>, n: usize) {
+    if v.len() < n {
+        v.resize(n, T::zeroed());
+    } else {
+        v.truncate(n);
+    }
 }
 
 /// A raw pointer that may cross threads; the scatter's disjoint ranges make that sound.

@@ -2,6 +2,8 @@
 //! then each box scans forward only while the next boxes start before it ends, testing the
 //! remaining axes 8 boxes at a time with `wide::f32x8`.
 //!
+//! - Axis: the sweep axis is chosen per set ([`best_axis`]: least mean extent relative to the
+//!   spread), so parallel planks are swept across, not along.
 //! - Input: boxes with a `u32` payload each. Output: overlapping pairs through a callback
 //!   (complete: all pairs within one set; bipartite: pairs across two sets, each once).
 //! - Complexity: O(n log n) to sort plus O(n + k') to sweep, where k' counts the pairs that
@@ -37,6 +39,8 @@ pub struct Sorted<const D: usize> {
     hi: [Vec<f32>; D],
     /// Payload of each box (a box index or a cell-entry index).
     pub payload: Vec<u32>,
+    /// The sweep axis: pushed boxes have it swapped into slot 0 (see [`Sorted::set_axis`]).
+    axis: usize,
     keys: Vec<u64>,
     scratch: Vec<u64>,
     wide: Vec<u128>,
@@ -50,6 +54,7 @@ impl<const D: usize> Default for Sorted<D> {
             lo: std::array::from_fn(|_| Vec::new()),
             hi: std::array::from_fn(|_| Vec::new()),
             payload: Vec::new(),
+            axis: 0,
             keys: Vec::new(),
             scratch: Vec::new(),
             wide: Vec::new(),
@@ -80,10 +85,22 @@ impl<const D: usize> Sorted<D> {
         self.payload.is_empty()
     }
 
+    /// Empties the set and sweeps along `axis` from now on. Boxes are stored with that axis
+    /// swapped into slot 0, so [`Sorted::get`] returns them permuted; overlap does not care,
+    /// but two sets meeting in [`bipartite`] must share the axis.
+    pub fn set_axis(&mut self, axis: usize) {
+        self.clear();
+        self.axis = axis.min(D - 1);
+    }
+
     /// Adds a box (valid: finite, `min <= max`) with its payload; call [`Sorted::sort`] after
     /// the last push.
     #[inline]
-    pub fn push(&mut self, b: Aabb<D>, payload: u32) {
+    pub fn push(&mut self, mut b: Aabb<D>, payload: u32) {
+        if self.axis != 0 {
+            b.min.swap(0, self.axis);
+            b.max.swap(0, self.axis);
+        }
         self.staging.push((b, payload));
     }
 
@@ -212,8 +229,36 @@ pub fn complete<const D: usize>(
     tests
 }
 
+/// The axis to sweep along: the one where boxes overlap least, i.e. the smallest mean
+/// extent relative to the spread of lower bounds. Sweeping a set of long parallel planks
+/// along their length would test every pair; across it, almost none.
+pub fn best_axis<const D: usize>(boxes: impl Iterator<Item = Aabb<D>>) -> usize {
+    let mut ext = [0f64; D];
+    let mut lo = [f64::INFINITY; D];
+    let mut hi = [f64::NEG_INFINITY; D];
+    for b in boxes {
+        for k in 0..D {
+            ext[k] += b.max[k] as f64 - b.min[k] as f64;
+            lo[k] = lo[k].min(b.min[k] as f64);
+            hi[k] = hi[k].max(b.min[k] as f64);
+        }
+    }
+    let mut best = (0, f64::INFINITY);
+    for k in 0..D {
+        let spread = hi[k] - lo[k];
+        // Expected overlaps on axis k grow like extent / spread; all-equal lower bounds
+        // (spread 0) are the worst axis unless every axis is.
+        let score = if spread > 0.0 { ext[k] / spread } else { f64::INFINITY };
+        if score < best.1 {
+            best = (k, score);
+        }
+    }
+    best.0
+}
+
 /// All overlapping pairs `(i in a, j in b)`, each once. Returns the boxes tested.
 pub fn bipartite<const D: usize>(a: &Sorted<D>, b: &Sorted<D>, mut emit: impl FnMut(usize, usize)) -> usize {
+    debug_assert_eq!(a.axis, b.axis, "bipartite sets must sweep the same axis");
     let (mut i, mut j, mut tests) = (0, 0, 0);
     while i < a.len() && j < b.len() {
         if a.lo[0][i] < b.lo[0][j] {
@@ -236,6 +281,7 @@ pub fn find_pairs<const D: usize>(boxes: &[Aabb<D>], config: &Config<D>) -> Resu
     config.validate()?;
     crate::validate::check_boxes(boxes)?;
     let mut s = Sorted::default();
+    s.set_axis(best_axis(boxes.iter().copied()));
     for (i, b) in boxes.iter().enumerate() {
         let g = b.grown(config.margin);
         if !g.is_inverted() {

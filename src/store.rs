@@ -371,10 +371,9 @@ impl<const D: usize> Store<D> {
         let top = code_bits.saturating_sub(21);
         let n_in = boxes.len();
         let words = n_in * std::mem::size_of::<Keyed<D>>() / 8;
-        for v in [&mut *order, &mut *scratch] {
-            v.clear();
-            v.resize(words, 0);
-        }
+        // Every record slot is written below; grow_to only zero-fills new capacity.
+        crate::radix_sort::grow_to(order, words);
+        crate::radix_sort::grow_to(scratch, words);
         let recs: &mut [Keyed<D>] = bytemuck::cast_slice_mut(&mut order[..]);
         let live = AtomicUsize::new(0);
         recs.par_chunks_mut(CHUNK).zip(boxes.par_chunks(CHUNK)).enumerate().for_each(|(c, (dst, src))| {
@@ -382,27 +381,32 @@ impl<const D: usize> Store<D> {
                 let g = b.grown(m);
                 let i = (c * CHUNK + j) as u64;
                 // A dead (inverted) box sorts last: its prefix 2^21 exceeds every live one.
-                let k = if g.is_inverted() { DEAD << 40 } else { (morton::encode(quant.point(&g.min)) >> top) << 40 };
+                let k = if g.is_inverted() {
+                    DEAD << 40
+                } else {
+                    (morton::encode(quant.point(&g.min)) >> top) << 40
+                };
                 *r = Keyed { key: k | i, b: g };
             }
             live.fetch_add(src.iter().filter(|b| !b.grown(m).is_inverted()).count(), Relaxed);
         });
         let n = live.into_inner();
         let (a, b) = (&mut order[..words], &mut scratch[..words]);
-        let (ra, rb): (&mut [Keyed<D>], &mut [Keyed<D>]) = (bytemuck::cast_slice_mut(a), bytemuck::cast_slice_mut(b));
+        let (ra, rb): (&mut [Keyed<D>], &mut [Keyed<D>]) =
+            (bytemuck::cast_slice_mut(a), bytemuck::cast_slice_mut(b));
         let in_b = crate::radix_sort::sort_slices(ra, rb, 40..62, 0);
         let recs: &[Keyed<D>] = if in_b { rb } else { ra };
         let recs = &recs[..n];
 
         // 3. Unpack into the SoA arrays (sequential reads and writes), with each box's level.
         for k in 0..D {
-            resize_uninit(&mut self.lo[k], n);
-            resize_uninit(&mut self.hi[k], n);
+            crate::radix_sort::grow_to(&mut self.lo[k], n);
+            crate::radix_sort::grow_to(&mut self.hi[k], n);
         }
-        resize_uninit(&mut self.orig, n);
-        resize_uninit(&mut self.level, n);
-        resize_uninit(&mut self.count, n);
-        resize_uninit(&mut self.corner, n);
+        crate::radix_sort::grow_to(&mut self.orig, n);
+        crate::radix_sort::grow_to(&mut self.level, n);
+        crate::radix_sort::grow_to(&mut self.count, n);
+        crate::radix_sort::grow_to(&mut self.corner, n);
         let count_out = Out(self.count.as_mut_ptr());
         let corner_out = Out(self.corner.as_mut_ptr());
         let lo_out: [Out<f32>; D] = std::array::from_fn(|k| Out(self.lo[k].as_mut_ptr()));
@@ -424,8 +428,8 @@ impl<const D: usize> Store<D> {
                     let g = r.b;
                     let qlo = quant.point(&g.min);
                     let (l, count) = choose_level(qlo, quant.point(&g.max), budget, bits, lambda);
-                    // SAFETY: `s` ranges over 0..n, each value in exactly one task; the arrays
-                    // have length n and every slot is written here before being read.
+                    // SAFETY: `s` ranges over 0..n, each value in exactly one task, and the arrays
+                    // have length n (initialised by grow_to).
                     unsafe {
                         for k in 0..D {
                             lo_out[k].put(s, g.min[k]);
@@ -463,7 +467,7 @@ impl<const D: usize> Store<D> {
     /// Writes every box's cell entries into `out` (resized to `self.cells`), in parallel:
     /// each chunk of boxes counts its cells, a prefix over chunks gives each its slice.
     pub fn write_cells<T: crate::store::Entry>(&self, out: &mut Vec<T>) {
-        resize_uninit(out, self.cells);
+        crate::radix_sort::grow_to(out, self.cells);
         let n = self.len();
         let chunk_cells: Vec<usize> = (0..n.div_ceil(CHUNK))
             .into_par_iter()
@@ -489,7 +493,6 @@ impl<const D: usize> Store<D> {
             debug_assert_eq!(at, dst.len());
         });
     }
-
 
     /// Calls `f(shifted start, first-on-axis flags)` for each cell of store box `s`.
     #[inline]
@@ -586,15 +589,6 @@ fn pow2(e: u32) -> f64 {
 /// fastest on uniform and mixed, varied was flat (`docs/BENCHMARKS.md`).
 fn cost_ratio() -> f64 {
     1.0
-}
-
-/// Sets `v.len() = n` without initialising new slots (the caller writes them all).
-fn resize_uninit<T: Copy>(v: &mut Vec<T>, n: usize) {
-    v.clear();
-    v.reserve(n);
-    // SAFETY: capacity >= n; `T: Copy` (no drop); every caller writes slots 0..n before
-    // reading them (build's gather and write_cells fill every index exactly once).
-    unsafe { v.set_len(n) };
 }
 
 #[cfg(test)]

@@ -154,6 +154,12 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     fn direct(&mut self, a: usize, b: usize, r: usize) {
         let (st, lay) = (self.store, self.lay);
         let level = lay.level(self.entries[a]);
+        // Two entries can own a pair only if on every axis one of them is its box's first
+        // cell (`Layout::owns` with both cells equal, or the range cell finer): an entry
+        // whose missing first-flags no run entry has cannot pair inside the run. Interior
+        // cells of long or big boxes sharing a cell skip their m^2 / 2 candidates this way.
+        let all = (1u32 << D) - 1;
+        let run_flags = self.entries[a..b].iter().fold(0, |f, &e| f | lay.first(e));
         for x in a..b {
             let sx = lay.id(self.entries[x]) as usize;
             let bx = st.get(sx);
@@ -161,8 +167,10 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
             // The rest of the run (same cell), then the part of the range that can hold an
             // owner cell for this box.
             let (from, to) = if r - b > WINDOW_MIN { self.window(sx, level, b, r) } else { (b, r) };
-            self.counts.candidates += (b - x - 1) + (to - from);
-            let (rest, range) = (&self.entries[x + 1..b], &self.entries[from..to]);
+            let fx = lay.first(self.entries[x]);
+            let rest = if fx | run_flags == all { &self.entries[x + 1..b] } else { &[][..] };
+            let range = &self.entries[from..to];
+            self.counts.candidates += rest.len() + range.len();
             // PERF: branch-free compaction. About one candidate in six passes the ownership
             // check and about half of those the exact test, so branching on either would
             // mispredict often; collect survivors by index arithmetic instead.
@@ -261,8 +269,9 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         let (st, lay) = (self.store, self.lay);
         let mut run = std::mem::take(&mut self.run_set);
         let mut range = std::mem::take(&mut self.range_set);
-        run.clear();
-        range.clear();
+        let axis = sap::best_axis(self.entries[a..r].iter().map(|&e| st.get(lay.id(e) as usize)));
+        run.set_axis(axis);
+        range.set_axis(axis);
         for x in a..b {
             run.push(st.get(lay.id(self.entries[x]) as usize), x as u32);
         }
@@ -273,7 +282,8 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         run.sort();
         range.sort_unique();
         let mut hits = Vec::new();
-        let mut tested = sap::complete(&run, 0..run.len(), |i, j| hits.push((run.payload[i], run.payload[j])));
+        let mut tested =
+            sap::complete(&run, 0..run.len(), |i, j| hits.push((run.payload[i], run.payload[j])));
         for (x, y) in hits.drain(..) {
             self.report(x as usize, y as usize);
         }
