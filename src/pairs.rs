@@ -6,8 +6,7 @@
 //!   dedup pass runs; debug builds check uniqueness (`validate`).
 //! - Sort: one parallel MSD scatter into buckets by the first index's high bits, then
 //!   `sort_unstable` of each small bucket in parallel (keys are unique, so unstable is
-//!   deterministic). Allocates: the key buffer (reused by [`Broadphase`](crate::Broadphase))
-//!   and the output.
+//!   deterministic), done in the output vector itself. Allocates: the output only.
 
 use rayon::prelude::*;
 
@@ -18,31 +17,27 @@ pub(crate) fn key(a: u32, b: u32) -> u64 {
     (lo as u64) << 32 | hi as u64
 }
 
-/// Concatenates `parts` (in order) into `keys`, sorts, checks, and returns the pairs.
-pub(crate) fn finish(parts: Vec<Vec<u64>>, keys: &mut Vec<u64>, scratch: &mut Vec<u64>) -> Vec<[u32; 2]> {
+/// Concatenates `parts`, sorts, checks, and returns the pairs.
+pub(crate) fn finish(parts: Vec<Vec<u64>>) -> Vec<[u32; 2]> {
     let mut out = Vec::new();
-    finish_into(parts, keys, scratch, &mut out);
+    finish_into(parts, &mut out);
     out
 }
 
 /// [`finish`] writing into `out` (cleared first).
 ///
-/// One MSD pass buckets the keys by the high bits of the first index (about 512 keys a
-/// bucket), then each bucket is sorted where it lies, in cache, in parallel. PERF: against
-/// the full LSD radix sort of the keys (5 to 6 passes over them), measured in
-/// `docs/BENCHMARKS.md`.
-pub(crate) fn finish_into(
-    parts: Vec<Vec<u64>>,
-    keys: &mut Vec<u64>,
-    _scratch: &mut Vec<u64>,
-    out: &mut Vec<[u32; 2]>,
-) {
+/// One MSD pass scatters the keys, as `[i, j]`, straight into `out`, bucketed by the high
+/// bits of `i` (about 512 pairs a bucket); then each bucket is sorted where it lies, in
+/// cache, in parallel. The output is the only pair buffer besides the sweep's parts.
+/// PERF: against a full LSD radix sort of the keys (5 to 6 passes plus a conversion),
+/// measured in `docs/BENCHMARKS.md`.
+pub(crate) fn finish_into(parts: Vec<Vec<u64>>, out: &mut Vec<[u32; 2]>) {
     let total: usize = parts.iter().map(Vec::len).sum();
     out.clear();
+    let split = |k: u64| [(k >> 32) as u32, k as u32];
     if total < 4096 {
-        keys.clear();
-        keys.extend(parts.iter().flatten());
-        keys.sort_unstable();
+        out.extend(parts.iter().flatten().map(|&k| split(k)));
+        out.sort_unstable();
     } else {
         let max_i = parts.par_iter().map(|p| p.iter().map(|k| k >> 32).max().unwrap_or(0)).max().unwrap_or(0);
         let ibits = u64::BITS - max_i.leading_zeros();
@@ -59,7 +54,7 @@ pub(crate) fn finish_into(
                 h
             })
             .collect();
-        // start[b] = first slot of bucket b; offs[part][b] = that part's first slot in it.
+        // starts[b] = first slot of bucket b; offs[part][b] = that part's first slot in it.
         let mut starts = Vec::with_capacity(nb + 1);
         let mut offs = vec![vec![0usize; nb]; parts.len()];
         let mut run = 0usize;
@@ -71,41 +66,42 @@ pub(crate) fn finish_into(
             }
         }
         starts.push(run);
-        crate::radix_sort::grow_to(keys, total);
-        let dst = SendPtr(keys.as_mut_ptr());
+        out.reserve_exact(total);
+        out.resize(total, [0, 0]);
+        let dst = SendPtr(out.as_mut_ptr());
         parts.par_iter().zip(offs.into_par_iter()).for_each(|(p, mut off)| {
             let dst = dst;
             for &k in p {
                 let b = (k >> shift) as usize;
                 // SAFETY: each part owns the disjoint slots offs[part][b]..+hists[part][b] of
-                // `keys` (length total), and off[b] stays inside them.
-                unsafe { dst.0.add(off[b]).write(k) };
+                // `out` (length total), and off[b] stays inside them.
+                unsafe { dst.0.add(off[b]).write(split(k)) };
                 off[b] += 1;
             }
         });
         drop(parts);
         let mut buckets = Vec::with_capacity(nb);
-        let mut rest = &mut keys[..];
+        let mut rest = &mut out[..];
         for b in 0..nb {
             let (head, tail) = rest.split_at_mut(starts[b + 1] - starts[b]);
             buckets.push(head);
             rest = tail;
         }
+        // `[u32; 2]` orders lexicographically: by i, then j.
         buckets.into_par_iter().for_each(|bk| bk.sort_unstable());
     }
-    debug_assert!(validate(keys), "pair keys not unique and increasing");
-    out.par_extend(keys.par_iter().with_min_len(1 << 14).map(|&k| [(k >> 32) as u32, k as u32]));
+    debug_assert!(validate(out), "pairs not unique and increasing");
 }
 
 /// A raw pointer for the disjoint parallel scatter.
 #[derive(Clone, Copy)]
-struct SendPtr(*mut u64);
+struct SendPtr(*mut [u32; 2]);
 // SAFETY: only used to write disjoint slots from different tasks (see finish_into).
 unsafe impl Send for SendPtr {}
 // SAFETY: as above.
 unsafe impl Sync for SendPtr {}
 
-/// INVARIANT check: keys strictly increasing (sorted, unique) and `i < j` in every key.
-pub(crate) fn validate(keys: &[u64]) -> bool {
-    keys.windows(2).all(|w| w[0] < w[1]) && keys.iter().all(|&k| (k >> 32) < (k & 0xffff_ffff))
+/// INVARIANT check: pairs strictly increasing (sorted, unique) and `i < j` in every pair.
+pub(crate) fn validate(pairs: &[[u32; 2]]) -> bool {
+    pairs.windows(2).all(|w| w[0] < w[1]) && pairs.iter().all(|p| p[0] < p[1])
 }

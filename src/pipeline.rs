@@ -20,8 +20,6 @@ pub struct Broadphase<const D: usize> {
     /// Cell entries when it does not (fine cells over a huge grid), and radix scratch.
     e128: Vec<u128>,
     e128_scratch: Vec<u128>,
-    keys: Vec<u64>,
-    key_scratch: Vec<u64>,
     stats: Stats,
 }
 
@@ -36,8 +34,6 @@ impl<const D: usize> Broadphase<D> {
             e64_scratch: Vec::new(),
             e128: Vec::new(),
             e128_scratch: Vec::new(),
-            keys: Vec::new(),
-            key_scratch: Vec::new(),
             stats: Stats::default(),
         })
     }
@@ -52,27 +48,9 @@ impl<const D: usize> Broadphase<D> {
         self.store.build(boxes, &self.config, &mut self.e64, &mut self.e64_scratch);
         self.stats.t_store = t0.elapsed();
         if self.store.layout.bits() <= 64 {
-            run(
-                &self.store,
-                &self.config,
-                &mut self.e64,
-                &mut self.e64_scratch,
-                &mut self.keys,
-                &mut self.key_scratch,
-                &mut self.stats,
-                out,
-            );
+            run(&self.store, &self.config, &mut self.e64, &mut self.e64_scratch, &mut self.stats, out);
         } else {
-            run(
-                &self.store,
-                &self.config,
-                &mut self.e128,
-                &mut self.e128_scratch,
-                &mut self.keys,
-                &mut self.key_scratch,
-                &mut self.stats,
-                out,
-            );
+            run(&self.store, &self.config, &mut self.e128, &mut self.e128_scratch, &mut self.stats, out);
         }
         self.stats.pairs = out.len();
         self.stats.t_total = t0.elapsed();
@@ -97,8 +75,6 @@ fn run<const D: usize, T: Entry>(
     config: &Config<D>,
     entries: &mut Vec<T>,
     scratch: &mut Vec<T>,
-    keys: &mut Vec<u64>,
-    key_scratch: &mut Vec<u64>,
     stats: &mut Stats,
     out: &mut Vec<[u32; 2]>,
 ) {
@@ -121,7 +97,7 @@ fn run<const D: usize, T: Entry>(
     stats.t_sweep = t.elapsed();
 
     let t = Instant::now();
-    crate::pairs::finish_into(parts, keys, key_scratch, out);
+    crate::pairs::finish_into(parts, out);
     stats.t_pairs = t.elapsed();
 }
 

@@ -156,6 +156,8 @@ fn masked<T: RadixKey>(v: T, lo: u32, width: u32) -> u128 {
 /// frames pay no fill.
 pub(crate) fn grow_to<T: Copy + bytemuck::Zeroable>(v: &mut Vec<T>, n: usize) {
     if v.len() < n {
+        // Exact: amortised doubling would leave up to 2x the need allocated.
+        v.reserve_exact(n - v.len());
         v.resize(n, T::zeroed());
     } else {
         v.truncate(n);

@@ -301,7 +301,7 @@ pub fn find_pairs<const D: usize>(boxes: &[Aabb<D>], config: &Config<D>) -> Resu
             out
         })
         .collect();
-    Ok(crate::pairs::finish(parts, &mut Vec::new(), &mut Vec::new()))
+    Ok(crate::pairs::finish(parts))
 }
 
 #[cfg(test)]
