@@ -13,6 +13,20 @@ pub enum Refine {
     Rdc,
 }
 
+/// Which algorithm finds the pairs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Method {
+    /// Morton cells, unless a sweep-and-prune along the best axis is expected to test at
+    /// most [`SWEEP_MAX_PER_BOX`](crate::SWEEP_MAX_PER_BOX) boxes per box (small,
+    /// sparse or layered scenes: parallel planks, islands), which one O(n) pass estimates.
+    #[default]
+    Auto,
+    /// Always the Morton-cell pipeline.
+    Cells,
+    /// Always a whole-scene sweep-and-prune along the best axis.
+    Sweep,
+}
+
 /// Settings for [`find_pairs_with`](crate::find_pairs_with) and [`Broadphase`](crate::Broadphase).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Config<const D: usize> {
@@ -34,6 +48,8 @@ pub struct Config<const D: usize> {
     pub crowded_threshold: u32,
     /// How crowded cells are refined.
     pub refine: Refine,
+    /// Which algorithm runs.
+    pub method: Method,
 }
 
 impl<const D: usize> Default for Config<D> {
@@ -44,6 +60,7 @@ impl<const D: usize> Default for Config<D> {
             max_cells_per_box: 64.max(1 << D),
             crowded_threshold: 64,
             refine: Refine::Sap,
+            method: Method::Auto,
         }
     }
 }

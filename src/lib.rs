@@ -40,8 +40,8 @@ mod sweep;
 
 pub use aabb::{Aabb, Aabb2, Aabb3};
 pub use brute_force::brute_force_pairs;
-pub use config::{Config, Refine};
+pub use config::{Config, Method, Refine};
 pub use error::{BoxProblem, Error};
-pub use pipeline::{find_pairs, find_pairs_with, Broadphase};
+pub use pipeline::{find_pairs, find_pairs_with, Broadphase, SWEEP_MAX_PER_BOX};
 pub use rdc::{Clusters, Rdc};
 pub use stats::Stats;

@@ -5,8 +5,16 @@
 //! [`Stats`]. [`Broadphase`] owns every buffer and reuses it across calls, so a steady
 //! stream of frames of similar size allocates nothing but the output's growth.
 
+use crate::config::Method;
+use crate::sap::Sorted;
 use crate::store::{Entry, Store};
 use crate::{Aabb, Config, Error, Stats};
+
+/// `Method::Auto` sweeps the whole scene when the estimate is at most this many tests per
+/// box. PERF: at 100k boxes, sweep-and-prune cost about 40 + 0.6 x (tests per box) ns a
+/// box, and the cell pipeline 240-380 ns a box, on the scenes of `benches/rdc.rs`
+/// (`docs/BENCHMARKS.md`): the break-even is a few hundred.
+pub const SWEEP_MAX_PER_BOX: f64 = 256.0;
 use std::time::Instant;
 
 /// A reusable pair finder: owns the store, the cell buffers and the pair buffers.
@@ -20,6 +28,8 @@ pub struct Broadphase<const D: usize> {
     /// Cell entries when it does not (fine cells over a huge grid), and radix scratch.
     e128: Vec<u128>,
     e128_scratch: Vec<u128>,
+    /// The whole-scene sweep's sorted boxes (`Method::Sweep`, or `Auto` on sparse scenes).
+    sweep: Sorted<D>,
     stats: Stats,
 }
 
@@ -34,6 +44,7 @@ impl<const D: usize> Broadphase<D> {
             e64_scratch: Vec::new(),
             e128: Vec::new(),
             e128_scratch: Vec::new(),
+            sweep: Sorted::default(),
             stats: Stats::default(),
         })
     }
@@ -45,6 +56,21 @@ impl<const D: usize> Broadphase<D> {
         let t0 = Instant::now();
         self.stats = Stats { boxes: boxes.len(), ..Stats::default() };
         crate::validate::check_boxes(boxes)?;
+        let m = self.config.margin;
+        let (axis, per_box) = match self.config.method {
+            Method::Cells => (0, f64::INFINITY),
+            _ => crate::sap::estimate(boxes, m),
+        };
+        if self.config.method == Method::Sweep || per_box <= SWEEP_MAX_PER_BOX {
+            let t = Instant::now();
+            let tested = crate::sap::sweep_into(&mut self.sweep, boxes, m, axis, out);
+            self.stats.t_sweep = t.elapsed();
+            self.stats.candidates = tested;
+            self.stats.exact_tests = tested;
+            self.stats.pairs = out.len();
+            self.stats.t_total = t0.elapsed();
+            return Ok(());
+        }
         self.store.build(boxes, &self.config, &mut self.e64, &mut self.e64_scratch);
         self.stats.t_store = t0.elapsed();
         if self.store.layout.bits() <= 64 {

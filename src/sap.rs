@@ -280,10 +280,24 @@ pub fn bipartite<const D: usize>(a: &Sorted<D>, b: &Sorted<D>, mut emit: impl Fn
 pub fn find_pairs<const D: usize>(boxes: &[Aabb<D>], config: &Config<D>) -> Result<Vec<[u32; 2]>, Error> {
     config.validate()?;
     crate::validate::check_boxes(boxes)?;
-    let mut s = Sorted::default();
-    s.set_axis(best_axis(boxes.iter().copied()));
+    let mut out = Vec::new();
+    let axis = estimate(boxes, config.margin).0;
+    sweep_into(&mut Sorted::default(), boxes, config.margin, axis, &mut out);
+    Ok(out)
+}
+
+/// The whole-scene sweep: every live (grown) box into `s` along `axis`, sorted, swept in
+/// parallel chunks of the outer index, pairs into `out`. Returns the boxes tested.
+pub(crate) fn sweep_into<const D: usize>(
+    s: &mut Sorted<D>,
+    boxes: &[Aabb<D>],
+    margin: f32,
+    axis: usize,
+    out: &mut Vec<[u32; 2]>,
+) -> usize {
+    s.set_axis(axis);
     for (i, b) in boxes.iter().enumerate() {
-        let g = b.grown(config.margin);
+        let g = b.grown(margin);
         if !g.is_inverted() {
             s.push(g, i as u32);
         }
@@ -291,17 +305,67 @@ pub fn find_pairs<const D: usize>(boxes: &[Aabb<D>], config: &Config<D>) -> Resu
     s.sort();
     let n = s.len();
     let chunk = 4096;
-    let parts: Vec<Vec<u64>> = (0..n.div_ceil(chunk))
+    let s = &*s;
+    let (parts, tests): (Vec<Vec<u64>>, Vec<usize>) = (0..n.div_ceil(chunk))
         .into_par_iter()
         .map(|c| {
-            let mut out = Vec::new();
-            complete(&s, c * chunk..((c + 1) * chunk).min(n), |i, j| {
-                out.push(crate::pairs::key(s.payload[i], s.payload[j]));
+            let mut part = Vec::new();
+            let t = complete(s, c * chunk..((c + 1) * chunk).min(n), |i, j| {
+                part.push(crate::pairs::key(s.payload[i], s.payload[j]));
             });
-            out
+            (part, t)
         })
-        .collect();
-    Ok(crate::pairs::finish(parts))
+        .unzip();
+    crate::pairs::finish_into(parts, out);
+    tests.iter().sum()
+}
+
+/// The sweep axis for a whole scene and the expected boxes each box tests along it,
+/// `live * mean extent / spread of lower bounds` (uniform placement). The reduction runs
+/// over fixed chunks combined in order, so the result does not depend on the thread count.
+pub(crate) fn estimate<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> (usize, f64) {
+    type Acc<const D: usize> = (f64, [f64; D], [f64; D], [f64; D]);
+    let fold = |c: &[Aabb<D>]| {
+        let mut a: Acc<D> = (0.0, [0.0; D], [f64::INFINITY; D], [f64::NEG_INFINITY; D]);
+        for b in c {
+            let g = b.grown(margin);
+            if g.is_inverted() {
+                continue;
+            }
+            a.0 += 1.0;
+            for k in 0..D {
+                a.1[k] += g.max[k] as f64 - g.min[k] as f64;
+                a.2[k] = a.2[k].min(g.min[k] as f64);
+                a.3[k] = a.3[k].max(g.min[k] as f64);
+            }
+        }
+        a
+    };
+    let parts: Vec<Acc<D>> = boxes.par_chunks(4096).map(fold).collect();
+    let mut t: Acc<D> = (0.0, [0.0; D], [f64::INFINITY; D], [f64::NEG_INFINITY; D]);
+    for p in &parts {
+        t.0 += p.0;
+        for k in 0..D {
+            t.1[k] += p.1[k];
+            t.2[k] = t.2[k].min(p.2[k]);
+            t.3[k] = t.3[k].max(p.3[k]);
+        }
+    }
+    let mut best = (0, f64::INFINITY);
+    for k in 0..D {
+        let spread = t.3[k] - t.2[k];
+        let per_box = if spread > 0.0 {
+            t.1[k] / spread
+        } else if t.0 <= 1.0 {
+            0.0
+        } else {
+            f64::INFINITY
+        };
+        if per_box < best.1 {
+            best = (k, per_box);
+        }
+    }
+    best
 }
 
 #[cfg(test)]

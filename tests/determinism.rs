@@ -3,7 +3,9 @@
 
 mod common;
 
-use broadphase::{brute_force_pairs, find_pairs, find_pairs_with, Aabb, Broadphase, Config, Refine, Stats};
+use broadphase::{
+    brute_force_pairs, find_pairs, find_pairs_with, Aabb, Broadphase, Config, Method, Refine, Stats,
+};
 use common::Rng;
 use common::*;
 
@@ -180,7 +182,9 @@ fn default_entry_point_and_errors_for_any_thread_count() {
 fn stats_are_consistent() {
     fn go<const D: usize>(seed: u64) {
         for (label, boxes) in scenes::<D>(seed) {
+            // The cell invariants need the cell pipeline (`Method::Auto` may sweep instead).
             for c in [Config::default(), cfg(4096, 1, Refine::Rdc), cfg(1 << D, 2, Refine::Sap)] {
+                let c = Config { method: Method::Cells, ..c };
                 let ctx = format!("D = {D}, scene {label} (n = {}), {c:?}", boxes.len());
                 let mut bp = Broadphase::new(c).unwrap();
                 let mut out = Vec::new();
@@ -200,6 +204,13 @@ fn stats_are_consistent() {
                     assert_eq!(s.rdc_splits, 0, "{ctx}: rdc_splits must be 0 under Refine::Sap; {s:?}");
                 }
             }
+            // The whole-scene sweep makes no cells and exact-tests every reported pair.
+            let mut bp = Broadphase::new(Config { method: Method::Sweep, ..Config::default() }).unwrap();
+            let mut out = Vec::new();
+            bp.find_pairs(&boxes, &mut out).unwrap();
+            let s = bp.stats();
+            assert_eq!((s.cells, s.pairs), (0, out.len()), "D = {D}, scene {label}: sweep stats {s:?}");
+            assert!(s.exact_tests >= s.pairs, "D = {D}, scene {label}: sweep stats {s:?}");
         }
     }
     go::<2>(0xE2);

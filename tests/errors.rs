@@ -540,6 +540,7 @@ fn wild_config<const D: usize>() -> impl Strategy<Value = Config<D>> {
         max_cells_per_box: mc,
         crowded_threshold: ct,
         refine,
+        ..Config::default()
     })
 }
 

@@ -4,7 +4,7 @@
 
 mod common;
 
-use broadphase::{brute_force_pairs, find_pairs, find_pairs_with, Aabb, Broadphase, Config, Refine};
+use broadphase::{brute_force_pairs, find_pairs, find_pairs_with, Aabb, Broadphase, Config, Method, Refine};
 use common::Rng;
 use common::*;
 use proptest::prelude::*;
@@ -113,7 +113,7 @@ fn config<const D: usize>() -> impl Strategy<Value = Config<D>> {
     let crowded = prop_oneof![Just(1u32), Just(2u32), Just(64u32), 1u32..200];
     let refine = prop_oneof![Just(Refine::Sap), Just(Refine::Rdc)];
     (margin(), bounds::<D>(), max_cells, crowded, refine).prop_map(|(margin, bounds, mc, ct, refine)| {
-        Config { margin, bounds, max_cells_per_box: mc, crowded_threshold: ct, refine }
+        Config { margin, bounds, max_cells_per_box: mc, crowded_threshold: ct, refine, method: Method::Auto }
     })
 }
 

@@ -3,8 +3,8 @@
 //! RDC inside the core pipeline's crowded cells, and the same bytes for any thread count.
 
 use broadphase::{
-    brute_force_pairs, find_pairs_with, sap, Aabb, BoxProblem, Broadphase, Clusters, Config, Error, Rdc,
-    Refine,
+    brute_force_pairs, find_pairs_with, sap, Aabb, BoxProblem, Broadphase, Clusters, Config, Error, Method,
+    Rdc, Refine,
 };
 use proptest::prelude::*;
 
@@ -398,7 +398,13 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 
 fn pipeline_rdc<const D: usize>(name: &str, boxes: &[Aabb<D>], margin: f32, crowded_threshold: u32) -> usize {
-    let cfg = Config::<D> { refine: Refine::Rdc, crowded_threshold, margin, ..Config::default() };
+    let cfg = Config::<D> {
+        refine: Refine::Rdc,
+        crowded_threshold,
+        margin,
+        method: Method::Cells,
+        ..Config::default()
+    };
     let want = brute_force_pairs(boxes, &cfg).unwrap();
     assert_eq!(find_pairs_with(boxes, &cfg).unwrap(), want, "{name} D={D} margin={margin}");
     let mut bp = Broadphase::new(cfg).unwrap();

@@ -5,7 +5,7 @@
 //! Deliberately independent of the crate's own `scene` module.
 #![allow(dead_code)]
 
-use broadphase::{brute_force_pairs, find_pairs, find_pairs_with, Aabb, Broadphase, Config, Refine};
+use broadphase::{brute_force_pairs, find_pairs, find_pairs_with, Aabb, Broadphase, Config, Method, Refine};
 use std::fmt::Write as _;
 
 // ---------------------------------------------------------------------------------------------
@@ -344,6 +344,16 @@ pub fn check_against<const D: usize>(
     let ctx = format!("{ctx} [n = {}, D = {D}, config = {config:?}]", boxes.len());
     let got = find_pairs_with(boxes, config).map_err(|e| format!("{ctx}: find_pairs_with failed: {e:?}"))?;
     compare(&format!("{ctx} find_pairs_with"), boxes, config.margin, &got, want)?;
+
+    // `Method::Auto` picks one algorithm per scene; small test scenes would mostly get the
+    // whole-scene sweep, so force each one too, to keep the Morton-cell path covered.
+    if config.method == Method::Auto {
+        for method in [Method::Cells, Method::Sweep] {
+            let c = Config { method, ..*config };
+            let got = find_pairs_with(boxes, &c).map_err(|e| format!("{ctx}: {method:?} failed: {e:?}"))?;
+            compare(&format!("{ctx} find_pairs_with {method:?}"), boxes, config.margin, &got, want)?;
+        }
+    }
 
     if *config == Config::default() {
         let got = find_pairs(boxes).map_err(|e| format!("{ctx}: find_pairs failed: {e:?}"))?;
