@@ -173,7 +173,8 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
             self.counts.candidates += rest.len() + range.len();
             // PERF: branch-free compaction. About one candidate in six passes the ownership
             // check and about half of those the exact test, so branching on either would
-            // mispredict often; collect survivors by index arithmetic instead.
+            // mispredict often; survivors are collected by index arithmetic instead. The gain
+            // is not yet shown above the machine's noise (docs/BENCHMARKS.md).
             let owners = &mut self.owners;
             let need = rest.len() + range.len();
             if owners.len() < need {
