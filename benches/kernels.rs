@@ -34,6 +34,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
+use broadphase::scene::Rng;
 use broadphase::{morton, radix_sort};
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion, Throughput};
 use rdst::RadixSort;
@@ -44,18 +45,6 @@ const MORTON_N: usize = 1_000_000;
 const SIZES: [usize; 2] = [100_000, 1_000_000];
 const SEED: u64 = 0x5eed_b0a7_c0de_0001;
 
-/// splitmix64: a small seeded generator, enough for benchmark inputs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-}
 
 fn threads_all() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
@@ -74,8 +63,8 @@ fn sizes() -> Vec<usize> {
 
 fn points<const D: usize>(n: usize) -> Vec<[u32; D]> {
     let mask = if morton::grid_bits(D) >= 32 { u32::MAX } else { (1u32 << morton::grid_bits(D)) - 1 };
-    let mut rng = Rng(SEED ^ D as u64);
-    (0..n).map(|_| std::array::from_fn(|_| rng.next() as u32 & mask)).collect()
+    let mut rng = Rng::new(SEED ^ D as u64);
+    (0..n).map(|_| std::array::from_fn(|_| rng.next_u64() as u32 & mask)).collect()
 }
 
 #[inline(always)]
@@ -156,19 +145,19 @@ const PATTERNS: [&str; 5] = ["random", "cell_keys", "sorted", "reversed", "all_e
 const CELL_SHIFT: u32 = 23;
 
 fn keys(pattern: &str, n: usize) -> Vec<u64> {
-    let mut rng = Rng(SEED ^ n as u64);
+    let mut rng = Rng::new(SEED ^ n as u64);
     match pattern {
-        "random" => (0..n).map(|_| rng.next()).collect(),
+        "random" => (0..n).map(|_| rng.next_u64()).collect(),
         "cell_keys" => (0..n as u64)
-            .map(|i| (rng.next() & ((1 << 26) - 1)) << CELL_SHIFT | (i & ((1 << 20) - 1)))
+            .map(|i| (rng.next_u64() & ((1 << 26) - 1)) << CELL_SHIFT | (i & ((1 << 20) - 1)))
             .collect(),
         "sorted" => {
-            let mut v: Vec<u64> = (0..n).map(|_| rng.next()).collect();
+            let mut v: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
             v.sort_unstable();
             v
         }
         "reversed" => {
-            let mut v: Vec<u64> = (0..n).map(|_| rng.next()).collect();
+            let mut v: Vec<u64> = (0..n).map(|_| rng.next_u64()).collect();
             v.sort_unstable_by(|a, b| b.cmp(a));
             v
         }

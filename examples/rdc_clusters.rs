@@ -12,34 +12,22 @@ use std::fmt::Write as _;
 const WIDTH: f32 = 640.0;
 const HEIGHT: f32 = 480.0;
 
-/// SplitMix64.
-struct Rng(u64);
-
-impl Rng {
-    fn unit(&mut self) -> f32 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 40) as f32 / (1u64 << 24) as f32
-    }
-}
 
 /// Islands: `n` boxes of 5 to 17 pixels a side in clumps of about 12 around random
 /// centres (a few boxes scattered alone), the kind of scene RDC separates well.
 fn scene(n: usize, seed: u64) -> Vec<Aabb2> {
-    let mut rng = Rng(seed);
+    let mut rng = broadphase::scene::Rng::new(seed);
     let clumps: Vec<[f32; 2]> = (0..n.div_ceil(12))
-        .map(|_| [30.0 + rng.unit() * (WIDTH - 60.0), 50.0 + rng.unit() * (HEIGHT - 80.0)])
+        .map(|_| [30.0 + rng.next_f32() * (WIDTH - 60.0), 50.0 + rng.next_f32() * (HEIGHT - 80.0)])
         .collect();
     (0..n)
         .map(|i| {
-            let (w, h) = (5.0 + 12.0 * rng.unit(), 5.0 + 12.0 * rng.unit());
+            let (w, h) = (5.0 + 12.0 * rng.next_f32(), 5.0 + 12.0 * rng.next_f32());
             let (x, y) = if i % 10 == 9 {
-                (rng.unit() * (WIDTH - w), 20.0 + rng.unit() * (HEIGHT - 20.0 - h))
+                (rng.next_f32() * (WIDTH - w), 20.0 + rng.next_f32() * (HEIGHT - 20.0 - h))
             } else {
                 let c = clumps[i % clumps.len()];
-                (c[0] + 40.0 * (rng.unit() - 0.5) - w / 2.0, c[1] + 40.0 * (rng.unit() - 0.5) - h / 2.0)
+                (c[0] + 40.0 * (rng.next_f32() - 0.5) - w / 2.0, c[1] + 40.0 * (rng.next_f32() - 0.5) - h / 2.0)
             };
             Aabb2::new([x, y], [x + w, y + h])
         })
