@@ -45,7 +45,6 @@ const MORTON_N: usize = 1_000_000;
 const SIZES: [usize; 2] = [100_000, 1_000_000];
 const SEED: u64 = 0x5eed_b0a7_c0de_0001;
 
-
 fn threads_all() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }

@@ -12,7 +12,6 @@ use std::fmt::Write as _;
 const WIDTH: f32 = 640.0;
 const HEIGHT: f32 = 480.0;
 
-
 /// Islands: `n` boxes of 5 to 17 pixels a side in clumps of about 12 around random
 /// centres (a few boxes scattered alone), the kind of scene RDC separates well.
 fn scene(n: usize, seed: u64) -> Vec<Aabb2> {
@@ -27,7 +26,10 @@ fn scene(n: usize, seed: u64) -> Vec<Aabb2> {
                 (rng.next_f32() * (WIDTH - w), 20.0 + rng.next_f32() * (HEIGHT - 20.0 - h))
             } else {
                 let c = clumps[i % clumps.len()];
-                (c[0] + 40.0 * (rng.next_f32() - 0.5) - w / 2.0, c[1] + 40.0 * (rng.next_f32() - 0.5) - h / 2.0)
+                (
+                    c[0] + 40.0 * (rng.next_f32() - 0.5) - w / 2.0,
+                    c[1] + 40.0 * (rng.next_f32() - 0.5) - h / 2.0,
+                )
             };
             Aabb2::new([x, y], [x + w, y + h])
         })

@@ -12,7 +12,9 @@
 //! assert_eq!(find_pairs(&boxes).unwrap(), vec![[0, 1]]);
 //! ```
 //!
-//! The pipeline (see `docs/architecture.md`): validate and quantise into a
+//! First, one O(n) pass estimates what a sweep-and-prune along the best axis would cost
+//! ([`Method::Auto`]). Small, sparse and layered scenes are swept whole. Dense ones take
+//! the Morton-cell pipeline (see `docs/architecture.md`): validate and quantise into a
 //! structure-of-arrays [`store`], split each box into a few aligned [`morton`] cells,
 //! [`radix_sort`] the cell keys, [`sweep`] the sorted cells (with [`sap`] inside crowded
 //! cells), and sort the pair keys. [`brute_force_pairs`] is the reference every algorithm
