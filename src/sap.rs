@@ -229,31 +229,67 @@ pub fn complete<const D: usize>(
     tests
 }
 
+/// Per-axis sums for choosing a sweep axis: boxes, total extent, range of lower bounds.
+#[derive(Clone, Copy)]
+struct AxisStats<const D: usize> {
+    count: f64,
+    ext: [f64; D],
+    lo: [f64; D],
+    hi: [f64; D],
+}
+
+impl<const D: usize> AxisStats<D> {
+    const EMPTY: Self =
+        Self { count: 0.0, ext: [0.0; D], lo: [f64::INFINITY; D], hi: [f64::NEG_INFINITY; D] };
+
+    fn add(&mut self, b: &Aabb<D>) {
+        self.count += 1.0;
+        for k in 0..D {
+            self.ext[k] += b.max[k] as f64 - b.min[k] as f64;
+            self.lo[k] = self.lo[k].min(b.min[k] as f64);
+            self.hi[k] = self.hi[k].max(b.min[k] as f64);
+        }
+    }
+
+    fn merge(&mut self, o: &Self) {
+        self.count += o.count;
+        for k in 0..D {
+            self.ext[k] += o.ext[k];
+            self.lo[k] = self.lo[k].min(o.lo[k]);
+            self.hi[k] = self.hi[k].max(o.hi[k]);
+        }
+    }
+
+    /// The axis with the fewest expected tests per box, and that number:
+    /// `count * mean extent / spread of lower bounds` = `total extent / spread` (uniform
+    /// placement). All-equal lower bounds (spread 0) make an axis the worst unless every
+    /// axis is; a single box tests nothing.
+    fn best(&self) -> (usize, f64) {
+        let mut best = (0, f64::INFINITY);
+        for k in 0..D {
+            let spread = self.hi[k] - self.lo[k];
+            let per_box = if spread > 0.0 {
+                self.ext[k] / spread
+            } else if self.count <= 1.0 {
+                0.0
+            } else {
+                f64::INFINITY
+            };
+            if per_box < best.1 {
+                best = (k, per_box);
+            }
+        }
+        best
+    }
+}
+
 /// The axis to sweep along: the one where boxes overlap least, i.e. the smallest mean
 /// extent relative to the spread of lower bounds. Sweeping a set of long parallel planks
 /// along their length would test every pair; across it, almost none.
 pub fn best_axis<const D: usize>(boxes: impl Iterator<Item = Aabb<D>>) -> usize {
-    let mut ext = [0f64; D];
-    let mut lo = [f64::INFINITY; D];
-    let mut hi = [f64::NEG_INFINITY; D];
-    for b in boxes {
-        for k in 0..D {
-            ext[k] += b.max[k] as f64 - b.min[k] as f64;
-            lo[k] = lo[k].min(b.min[k] as f64);
-            hi[k] = hi[k].max(b.min[k] as f64);
-        }
-    }
-    let mut best = (0, f64::INFINITY);
-    for k in 0..D {
-        let spread = hi[k] - lo[k];
-        // Expected overlaps on axis k grow like extent / spread; all-equal lower bounds
-        // (spread 0) are the worst axis unless every axis is.
-        let score = if spread > 0.0 { ext[k] / spread } else { f64::INFINITY };
-        if score < best.1 {
-            best = (k, score);
-        }
-    }
-    best.0
+    let mut st = AxisStats::EMPTY;
+    boxes.for_each(|b| st.add(&b));
+    st.best().0
 }
 
 /// All overlapping pairs `(i in a, j in b)`, each once. Returns the boxes tested.
@@ -324,48 +360,17 @@ pub(crate) fn sweep_into<const D: usize>(
 /// `live * mean extent / spread of lower bounds` (uniform placement). The reduction runs
 /// over fixed chunks combined in order, so the result does not depend on the thread count.
 pub(crate) fn estimate<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> (usize, f64) {
-    type Acc<const D: usize> = (f64, [f64; D], [f64; D], [f64; D]);
-    let fold = |c: &[Aabb<D>]| {
-        let mut a: Acc<D> = (0.0, [0.0; D], [f64::INFINITY; D], [f64::NEG_INFINITY; D]);
-        for b in c {
-            let g = b.grown(margin);
-            if g.is_inverted() {
-                continue;
-            }
-            a.0 += 1.0;
-            for k in 0..D {
-                a.1[k] += g.max[k] as f64 - g.min[k] as f64;
-                a.2[k] = a.2[k].min(g.min[k] as f64);
-                a.3[k] = a.3[k].max(g.min[k] as f64);
-            }
-        }
-        a
-    };
-    let parts: Vec<Acc<D>> = boxes.par_chunks(4096).map(fold).collect();
-    let mut t: Acc<D> = (0.0, [0.0; D], [f64::INFINITY; D], [f64::NEG_INFINITY; D]);
-    for p in &parts {
-        t.0 += p.0;
-        for k in 0..D {
-            t.1[k] += p.1[k];
-            t.2[k] = t.2[k].min(p.2[k]);
-            t.3[k] = t.3[k].max(p.3[k]);
-        }
-    }
-    let mut best = (0, f64::INFINITY);
-    for k in 0..D {
-        let spread = t.3[k] - t.2[k];
-        let per_box = if spread > 0.0 {
-            t.1[k] / spread
-        } else if t.0 <= 1.0 {
-            0.0
-        } else {
-            f64::INFINITY
-        };
-        if per_box < best.1 {
-            best = (k, per_box);
-        }
-    }
-    best
+    let parts: Vec<AxisStats<D>> = boxes
+        .par_chunks(4096)
+        .map(|c| {
+            let mut st = AxisStats::EMPTY;
+            c.iter().map(|b| b.grown(margin)).filter(|g| !g.is_inverted()).for_each(|g| st.add(&g));
+            st
+        })
+        .collect();
+    let mut total = AxisStats::EMPTY;
+    parts.iter().for_each(|p| total.merge(p));
+    total.best()
 }
 
 #[cfg(test)]

@@ -103,6 +103,9 @@ struct Walker<'a, const D: usize, T> {
     out: Vec<u64>,
     /// Scratch of the direct path: survivors of the ownership check, then of the test.
     owners: Vec<u32>,
+    /// Scratch of the crowded paths: SAP hits, and the distinct boxes of a range (RDC).
+    hits: Vec<(u32, u32)>,
+    uniq: Vec<u32>,
     counts: SweepCounts,
     run_set: Sorted<D>,
     range_set: Sorted<D>,
@@ -118,6 +121,8 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
             refine,
             out: Vec::new(),
             owners: Vec::new(),
+            hits: Vec::new(),
+            uniq: Vec::new(),
             counts: SweepCounts::default(),
             run_set: Sorted::default(),
             range_set: Sorted::default(),
@@ -243,7 +248,9 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
             // run x range hit is this run's iff `owns(run entry, corner of the range box)`,
             // as in the sweep-and-prune path below.
             let (st, lay, e, m) = (self.store, self.lay, self.entries, b - a);
-            let mut uniq: Vec<u32> = e[b..r].iter().map(|&ey| lay.id(ey)).collect();
+            let mut uniq = std::mem::take(&mut self.uniq);
+            uniq.clear();
+            uniq.extend(e[b..r].iter().map(|&ey| lay.id(ey)));
             uniq.sort_unstable();
             uniq.dedup();
             let boxes = e[a..b].iter().map(|&ex| lay.id(ex)).chain(uniq.iter().copied());
@@ -251,12 +258,10 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
                 if y < m {
                     self.report(a + x, a + y);
                 } else {
-                    let (ex, sy) = (e[a + x], uniq[y - m] as usize);
-                    if lay.owns::<D, T>(ex, self.corner_code(sy)) {
-                        self.out.push(crate::pairs::key(st.orig[lay.id(ex) as usize], st.orig[sy]));
-                    }
+                    self.report_range(a + x, uniq[y - m] as usize);
                 }
             });
+            self.uniq = uniq;
             self.counts.rdc_splits += splits;
             self.counts.candidates += tests;
             self.counts.exact_tests += tests;
@@ -282,24 +287,34 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         }
         run.sort();
         range.sort_unique();
-        let mut hits = Vec::new();
+        let mut hits = std::mem::take(&mut self.hits);
+        hits.clear();
         let mut tested =
             sap::complete(&run, 0..run.len(), |i, j| hits.push((run.payload[i], run.payload[j])));
         for (x, y) in hits.drain(..) {
             self.report(x as usize, y as usize);
         }
         tested += sap::bipartite(&run, &range, |i, j| hits.push((run.payload[i], range.payload[j])));
-        for (x, sy) in hits {
-            let ex = self.entries[x as usize];
-            if lay.owns::<D, T>(ex, self.corner_code(sy as usize)) {
-                let sx = lay.id(ex) as usize;
-                self.out.push(crate::pairs::key(st.orig[sx], st.orig[sy as usize]));
-            }
+        for &(x, sy) in &hits {
+            self.report_range(x as usize, sy as usize);
         }
+        self.hits = hits;
         self.counts.candidates += tested;
         self.counts.exact_tests += tested;
         self.run_set = run;
         self.range_set = range;
+    }
+
+    /// Run entry `x` and store box `sy` (a distinct box of the run's range) overlap: the
+    /// pair is this run's iff the reference point lies in the run's cell, which is
+    /// `owns(run entry, corner of sy)` with the roles swapped (see `crowded`).
+    #[inline]
+    fn report_range(&mut self, x: usize, sy: usize) {
+        let ex = self.entries[x];
+        if self.lay.owns::<D, T>(ex, self.corner_code(sy)) {
+            let st = self.store;
+            self.out.push(crate::pairs::key(st.orig[self.lay.id(ex) as usize], st.orig[sy]));
+        }
     }
 
     /// Entries `x` (run) and `y` (run or range, so the finer or equal cell) hold
