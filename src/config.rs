@@ -38,13 +38,15 @@ pub struct Config<const D: usize> {
     /// reduction. Boxes partly or wholly outside given bounds are clamped onto the grid and
     /// stay exact: only speed depends on the bounds, never the pairs.
     pub bounds: Option<Aabb<D>>,
-    /// The most Morton cells one elongated box (a plank or a wall: largest extent over 4x
-    /// its smallest) may be split into. The coarsest level that covers a box's largest
-    /// extent needs at most 2^D cells; an elongated box goes finer while it still fits in
-    /// this many, so its cells hold fewer other boxes. At least 2^D, at most 4096.
+    /// The most Morton cells one box may be split into. Every box starts at the coarsest
+    /// level that covers its largest extent (at most 2^D cells) and goes finer while a cost
+    /// model says fewer candidates pay for more cells (big boxes, planks, walls), within
+    /// this budget. At least 2^D, at most 4096.
     pub max_cells_per_box: u32,
-    /// A cell whose run of entries, or whose nested range, is longer than this is "crowded"
-    /// and is swept with sweep-and-prune instead of one-against-each tests. At least 1.
+    /// A cell is "crowded" when testing each of its `m` entries against the rest of the cell
+    /// and the `r` entries nested in it (`m(m-1)/2 + m r` tests) would cost more than this
+    /// many tests per entry involved (`m + r`); it is then swept with sweep-and-prune (or
+    /// RDC) instead of one-against-each tests. At least 1.
     pub crowded_threshold: u32,
     /// How crowded cells are refined.
     pub refine: Refine,
