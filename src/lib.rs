@@ -25,6 +25,7 @@
 
 mod aabb;
 mod brute_force;
+mod columns;
 mod config;
 mod error;
 mod pairs;
@@ -37,8 +38,6 @@ pub mod radix_sort;
 pub mod rdc;
 pub mod sap;
 pub mod scene;
-mod store;
-mod sweep;
 
 pub use aabb::{Aabb, Aabb2, Aabb3};
 pub use brute_force::brute_force_pairs;

@@ -1,13 +1,13 @@
 //! The pipeline driver: `update()` reads as the list of stages it calls.
 //!
-//! validate -> store (bounds, quantise, Morton order) -> cells -> radix sort -> sweep
-//! -> pairs (radix sort of pair keys, output). Each stage's time and counts go to
+//! validate -> scan (bounds, sweep axis, density) -> plan (column levels) -> cells (entry
+//! keys) -> radix sort -> sweep (gather rows, sweep-and-prune the columns) -> pairs. Each stage's time and counts go to
 //! [`Stats`]. [`Broadphase`] owns every buffer and reuses it across calls, so a steady
 //! stream of frames of similar size allocates nothing but the output's growth.
 
+use crate::columns::{Columns, Entry};
 use crate::config::Method;
 use crate::sap::Sorted;
-use crate::store::{Entry, Store};
 use crate::{Aabb, Config, Error, Stats};
 
 /// `Method::Auto` sweeps the whole scene when the estimate is at most this many tests per
@@ -21,7 +21,7 @@ use std::time::Instant;
 #[derive(Debug)]
 pub struct Broadphase<const D: usize> {
     config: Config<D>,
-    store: Store<D>,
+    cols: Columns<D>,
     /// Cell entries when the layout fits 64 bits (the common case), and radix scratch.
     e64: Vec<u64>,
     e64_scratch: Vec<u64>,
@@ -39,7 +39,7 @@ impl<const D: usize> Broadphase<D> {
         config.validate()?;
         Ok(Self {
             config,
-            store: Store::default(),
+            cols: Columns::default(),
             e64: Vec::new(),
             e64_scratch: Vec::new(),
             e128: Vec::new(),
@@ -57,11 +57,13 @@ impl<const D: usize> Broadphase<D> {
         self.stats = Stats { boxes: boxes.len(), ..Stats::default() };
         crate::validate::check_boxes(boxes)?;
         let m = self.config.margin;
-        let (axis, per_box) = match self.config.method {
-            Method::Cells => (0, f64::INFINITY),
-            _ => crate::sap::estimate(boxes, m),
-        };
-        if self.config.method == Method::Sweep || per_box <= SWEEP_MAX_PER_BOX {
+        let scan = crate::sap::scan_scene(boxes, m);
+        let (axis, per_box) = scan.best();
+        // In 1D a column is the whole line: `Auto` always takes the (parallel) sweep there.
+        let method = self.config.method;
+        let sweep =
+            method == Method::Sweep || (method == Method::Auto && (D < 2 || per_box <= SWEEP_MAX_PER_BOX));
+        if sweep {
             let t = Instant::now();
             let tested = crate::sap::sweep_into(&mut self.sweep, boxes, m, axis, out);
             self.stats.t_sweep = t.elapsed();
@@ -71,12 +73,38 @@ impl<const D: usize> Broadphase<D> {
             self.stats.t_total = t0.elapsed();
             return Ok(());
         }
-        self.store.build(boxes, &self.config, &mut self.e64, &mut self.e64_scratch);
+        // Grid bounds: given, or those of the live grown boxes (no live box: any grid will
+        // do). Grown coordinates of finite boxes may overflow to +-inf with a huge margin;
+        // the quantiser works in f64 and clamps, so only the grid bounds are clamped.
+        let bounds = match self.config.bounds {
+            Some(b) => b,
+            None if scan.count() > 0 => Aabb { min: scan.min, max: scan.max },
+            None => Aabb { min: [0.0; D], max: [0.0; D] },
+        };
+        let bounds =
+            Aabb { min: bounds.min.map(|x| x.max(f32::MIN)), max: bounds.max.map(|x| x.min(f32::MAX)) };
+        self.cols.plan(boxes, &self.config, bounds, axis, per_box);
         self.stats.t_store = t0.elapsed();
-        if self.store.layout.bits() <= 64 {
-            run(&self.store, &self.config, &mut self.e64, &mut self.e64_scratch, &mut self.stats, out);
+        if self.cols.layout.bits() <= 64 {
+            run(
+                &mut self.cols,
+                boxes,
+                &self.config,
+                &mut self.e64,
+                &mut self.e64_scratch,
+                &mut self.stats,
+                out,
+            );
         } else {
-            run(&self.store, &self.config, &mut self.e128, &mut self.e128_scratch, &mut self.stats, out);
+            run(
+                &mut self.cols,
+                boxes,
+                &self.config,
+                &mut self.e128,
+                &mut self.e128_scratch,
+                &mut self.stats,
+                out,
+            );
         }
         self.stats.pairs = out.len();
         self.stats.t_total = t0.elapsed();
@@ -97,7 +125,8 @@ impl<const D: usize> Broadphase<D> {
 /// Cells -> sort -> sweep -> pairs, for one entry width.
 #[allow(clippy::too_many_arguments)]
 fn run<const D: usize, T: Entry>(
-    store: &Store<D>,
+    cols: &mut Columns<D>,
+    boxes: &[Aabb<D>],
     config: &Config<D>,
     entries: &mut Vec<T>,
     scratch: &mut Vec<T>,
@@ -105,17 +134,19 @@ fn run<const D: usize, T: Entry>(
     out: &mut Vec<[u32; 2]>,
 ) {
     let t = Instant::now();
-    store.write_cells(entries);
+    cols.write_entries(boxes, config.margin, entries);
+    entries.truncate(cols.cells);
     stats.cells = entries.len();
     stats.t_cells = t.elapsed();
 
     let t = Instant::now();
-    let lay = store.layout;
+    let lay = cols.layout;
     crate::radix_sort::sort(entries, scratch, lay.sort_from()..lay.bits());
     stats.t_sort = t.elapsed();
 
     let t = Instant::now();
-    let (parts, counts) = crate::sweep::sweep(store, entries, config.crowded_threshold, config.refine);
+    cols.gather(boxes, config.margin, entries);
+    let (parts, counts) = cols.sweep(entries, config.crowded_threshold, config.refine);
     stats.candidates = counts.candidates;
     stats.exact_tests = counts.exact_tests;
     stats.crowded_cells = counts.crowded;

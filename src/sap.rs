@@ -229,18 +229,28 @@ pub fn complete<const D: usize>(
     tests
 }
 
-/// Per-axis sums for choosing a sweep axis: boxes, total extent, range of lower bounds.
+/// Per-axis sums for choosing a sweep axis: boxes, total extent, range of lower bounds,
+/// and the bounds of the whole set.
 #[derive(Clone, Copy)]
-struct AxisStats<const D: usize> {
+pub(crate) struct AxisStats<const D: usize> {
     count: f64,
     ext: [f64; D],
     lo: [f64; D],
     hi: [f64; D],
+    /// Bounds of the boxes added (`+inf..-inf` when none).
+    pub min: [f32; D],
+    pub max: [f32; D],
 }
 
 impl<const D: usize> AxisStats<D> {
-    const EMPTY: Self =
-        Self { count: 0.0, ext: [0.0; D], lo: [f64::INFINITY; D], hi: [f64::NEG_INFINITY; D] };
+    const EMPTY: Self = Self {
+        count: 0.0,
+        ext: [0.0; D],
+        lo: [f64::INFINITY; D],
+        hi: [f64::NEG_INFINITY; D],
+        min: [f32::INFINITY; D],
+        max: [f32::NEG_INFINITY; D],
+    };
 
     fn add(&mut self, b: &Aabb<D>) {
         self.count += 1.0;
@@ -248,6 +258,8 @@ impl<const D: usize> AxisStats<D> {
             self.ext[k] += b.max[k] as f64 - b.min[k] as f64;
             self.lo[k] = self.lo[k].min(b.min[k] as f64);
             self.hi[k] = self.hi[k].max(b.min[k] as f64);
+            self.min[k] = self.min[k].min(b.min[k]);
+            self.max[k] = self.max[k].max(b.max[k]);
         }
     }
 
@@ -257,14 +269,21 @@ impl<const D: usize> AxisStats<D> {
             self.ext[k] += o.ext[k];
             self.lo[k] = self.lo[k].min(o.lo[k]);
             self.hi[k] = self.hi[k].max(o.hi[k]);
+            self.min[k] = self.min[k].min(o.min[k]);
+            self.max[k] = self.max[k].max(o.max[k]);
         }
+    }
+
+    /// Live boxes added.
+    pub fn count(&self) -> usize {
+        self.count as usize
     }
 
     /// The axis with the fewest expected tests per box, and that number:
     /// `count * mean extent / spread of lower bounds` = `total extent / spread` (uniform
     /// placement). All-equal lower bounds (spread 0) make an axis the worst unless every
     /// axis is; a single box tests nothing.
-    fn best(&self) -> (usize, f64) {
+    pub fn best(&self) -> (usize, f64) {
         let mut best = (0, f64::INFINITY);
         for k in 0..D {
             let spread = self.hi[k] - self.lo[k];
@@ -360,6 +379,11 @@ pub(crate) fn sweep_into<const D: usize>(
 /// `live * mean extent / spread of lower bounds` (uniform placement). The reduction runs
 /// over fixed chunks combined in order, so the result does not depend on the thread count.
 pub(crate) fn estimate<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> (usize, f64) {
+    scan_scene(boxes, margin).best()
+}
+
+/// The statistics of the live (grown) boxes: sweep axis estimate and bounds, one pass.
+pub(crate) fn scan_scene<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> AxisStats<D> {
     let parts: Vec<AxisStats<D>> = boxes
         .par_chunks(4096)
         .map(|c| {
@@ -370,7 +394,7 @@ pub(crate) fn estimate<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> (usize
         .collect();
     let mut total = AxisStats::EMPTY;
     parts.iter().for_each(|p| total.merge(p));
-    total.best()
+    total
 }
 
 #[cfg(test)]

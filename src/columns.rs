@@ -1,0 +1,902 @@
+//! The cell pipeline: Morton columns over `D - 1` axes, sweep-and-prune along the last.
+//!
+//! - Input: the user's boxes (validated), the margin, the grid bounds and the sweep axis
+//!   `ax` (the axis along which boxes overlap least, from the scene scan).
+//! - Cells: the grid is quantised on every axis, but cells split only the `D - 1` *column
+//!   axes*; along `ax` a cell is as long as the world (a column in 3D, a stripe in 2D). A
+//!   box covers the aligned columns at its level `l` (side `2^l` grid units) that its
+//!   quantised extent touches. Along `ax` the boxes of a column are kept sorted by their
+//!   quantised lower bound, so the column is swept with sweep-and-prune (Terdiman): a box
+//!   tests only the boxes of its column that start before it ends.
+//! - Why columns rather than cubes: a box spans `(1 + s/c)^(D-1)` columns instead of
+//!   `(1 + s/c)^D` cubes, and sweep-and-prune does along one axis what a cube split does
+//!   with entries. At 1M uniform 3D boxes the cube version made 4.6 entries a box and cost
+//!   3-4x more end to end (docs/BENCHMARKS.md).
+//! - Entry key (u64 when it fits, else u128), low to high:
+//!   `[id][first: D-1][qx: x_bits][l_max - level][column start >> (D-1) l_min]`.
+//!   Sorting on everything above `first` gives columns in Morton pre-order (a coarse column
+//!   is followed by the columns nested in it) and, inside a column, boxes by `qx`.
+//! - Gather: after the sort every entry's box (grown by the margin) is copied into
+//!   structure-of-arrays rows in entry order, so the sweep reads memory in order, 8 boxes
+//!   at a time (`wide::f32x8`).
+//! - Sweep: a *run* (one column at one level) against itself by sweep-and-prune; against
+//!   its *range* (the finer entries nested in it) each range box looks up the window of the
+//!   run that can reach it along `ax` (binary search, the run's longest extent bounds it),
+//!   so a big box over many small ones costs `O(r log m)`, not `O(r m)`.
+//! - Unique pairs without a dedup: see [`Layout::owns`]. A pair sharing several columns is
+//!   reported only from the entry pair whose finer column holds the reference point
+//!   `p = max(qlo(A), qlo(B))` on the column axes.
+//! - Parallel: every pass is a rayon map over fixed chunks; the sweep cuts the entries at
+//!   run boundaries by position. The output and the counts do not depend on the thread count.
+
+use crate::config::Refine;
+use crate::morton::{self, grid_bits, Quantizer};
+use crate::radix_sort::RadixKey;
+use crate::{Aabb, Config};
+use rayon::prelude::*;
+use wide::f32x8;
+
+/// Boxes per parallel work item.
+const CHUNK: usize = 4096;
+/// Bits of the quantised lower bound along the sweep axis (exact in an `f32`).
+const X_BITS_MAX: u32 = 24;
+/// Fewer x bits than this in a u64 entry: use u128 entries instead.
+const X_BITS_MIN: u32 = 12;
+
+/// A cell-entry record: a radix-sortable integer (see the module header for the fields).
+pub(crate) trait Entry: RadixKey + Ord {
+    fn from_u128(v: u128) -> Self;
+    fn to_u128(self) -> u128;
+    /// The low 64 bits of `self >> s` (every field but the column fits 64 bits).
+    fn field(self, s: u32) -> u64;
+}
+impl Entry for u64 {
+    #[inline(always)]
+    fn from_u128(v: u128) -> Self {
+        v as u64
+    }
+    #[inline(always)]
+    fn to_u128(self) -> u128 {
+        self as u128
+    }
+    #[inline(always)]
+    fn field(self, s: u32) -> u64 {
+        debug_assert!(s < 64);
+        self >> s
+    }
+}
+impl Entry for u128 {
+    #[inline(always)]
+    fn from_u128(v: u128) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn to_u128(self) -> u128 {
+        self
+    }
+    #[inline(always)]
+    fn field(self, s: u32) -> u64 {
+        debug_assert!(s < 128);
+        (self >> s) as u64
+    }
+}
+
+/// Bit layout of a cell entry, low to high:
+///
+/// ```text
+/// [ id: id_bits ][ first: c ][ qx: x_bits ][ l_max - level: lvl_bits ][ start >> (c l_min): key_bits ]
+/// ```
+///
+/// `c = D - 1` column axes. `start` is the Morton code (over the column axes) of the
+/// column's lowest grid point; its low `c * level` bits are zero. `first` bit `k` is set
+/// when the column is the box's first on column axis `k`. `qx` is the box's quantised lower
+/// bound on the sweep axis. INVARIANT: `bits() <= 64` for `u64` entries, `<= 128` for `u128`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Layout {
+    pub id_bits: u32,
+    /// Column axes `c = D - 1`, also the number of flag bits.
+    pub c: u32,
+    pub x_bits: u32,
+    pub lvl_bits: u32,
+    pub key_bits: u32,
+    pub l_min: u32,
+    pub l_max: u32,
+}
+
+impl Layout {
+    /// Total bits used.
+    pub fn bits(&self) -> u32 {
+        self.cell_from() + self.lvl_bits + self.key_bits
+    }
+    /// The lowest bit the sort looks at (`qx`).
+    pub fn sort_from(&self) -> u32 {
+        self.id_bits + self.c
+    }
+    /// The lowest bit of the column part (level and start): equal within a run.
+    pub fn cell_from(&self) -> u32 {
+        self.sort_from() + self.x_bits
+    }
+    #[inline(always)]
+    pub fn pack(&self, start_shifted: u64, level: u32, qx: u32, first: u32, id: u32) -> u128 {
+        let cell = (start_shifted as u128) << self.lvl_bits | (self.l_max - level) as u128;
+        ((cell << self.x_bits | qx as u128) << self.c | first as u128) << self.id_bits | id as u128
+    }
+    #[inline(always)]
+    pub fn first<T: Entry>(&self, e: T) -> u32 {
+        (e.field(self.id_bits) & low_mask(self.c)) as u32
+    }
+    #[inline(always)]
+    pub fn id<T: Entry>(&self, e: T) -> u32 {
+        (e.field(0) & low_mask(self.id_bits)) as u32
+    }
+    #[inline(always)]
+    pub fn qx<T: Entry>(&self, e: T) -> u32 {
+        (e.field(self.sort_from()) & low_mask(self.x_bits)) as u32
+    }
+    /// The column part (level and start): equal for the entries of one run.
+    #[inline(always)]
+    pub fn cell(&self, e: u128) -> u128 {
+        e >> self.cell_from()
+    }
+    #[inline(always)]
+    pub fn level<T: Entry>(&self, e: T) -> u32 {
+        self.l_max - (e.field(self.cell_from()) & low_mask(self.lvl_bits)) as u32
+    }
+    /// Shifted start (`start >> c * l_min`; at most 64 bits).
+    #[inline(always)]
+    pub fn start<T: Entry>(&self, e: T) -> u64 {
+        e.field(self.cell_from() + self.lvl_bits)
+    }
+    /// The largest entry value whose column starts inside the column of `e`: entries after
+    /// `e`'s run up to this value are exactly those nested in it (pre-order).
+    #[inline(always)]
+    pub fn last_nested(&self, e: u128) -> u128 {
+        let end = self.start(e) as u128 + (1u128 << (self.c * (self.level(e) - self.l_min)));
+        (end << (self.lvl_bits + self.cell_from())) - 1
+    }
+
+    /// Does entry `e` own the pair of its box `B` with a box `A` whose quantised lower
+    /// corner on the column axes has the shifted Morton code `ma`? `e` must be the finer
+    /// (or equal) column of the two entries; called with the coarser one, it answers
+    /// whether that column holds the reference point.
+    ///
+    /// The owner is `B`'s column holding `p = max(qlo(A), qlo(B))`. On axis `k` that
+    /// column's coordinate is `max(a_k, b0_k)` with `a_k = qlo(A)_k >> level` and `b0_k`
+    /// `B`'s first column. If `e` is `B`'s first column on `k` (`e_k == b0_k`) it holds
+    /// `p_k` iff `e_k >= a_k`; otherwise (`e_k > b0_k`) iff `e_k == a_k`. Interleaving
+    /// keeps each axis' bit order, so masked codes compare like the coordinates themselves.
+    #[inline(always)]
+    pub fn owns<T: Entry>(&self, e: T, ma: u64) -> bool {
+        let c = self.c as usize;
+        let start = self.start(e);
+        let a = ma & !low_mask(self.c * (self.level(e) - self.l_min));
+        let first = self.first(e);
+        let same = (start ^ a) & !FIRST_AXES[c][first as usize & 3] == 0;
+        let mut ge = true;
+        for (k, &m) in AXIS_MASK[c].iter().enumerate().take(c) {
+            ge &= (first >> k & 1 == 0) | (start & m >= a & m);
+        }
+        same & ge
+    }
+}
+
+/// Bits of column axis `k` in a `c`-dimensional Morton code (`c` is 1 or 2).
+const AXIS_MASK: [[u64; 2]; 3] = [[0, 0], [u64::MAX, 0], [0x5555_5555_5555_5555, 0xaaaa_aaaa_aaaa_aaaa]];
+
+/// `FIRST_AXES[c][flags]`: the Morton bits of the column axes whose flag is set.
+const FIRST_AXES: [[u64; 4]; 3] = {
+    let mut t = [[0u64; 4]; 3];
+    let mut c = 1;
+    while c <= 2 {
+        let mut f = 0;
+        while f < 4 {
+            let mut k = 0;
+            while k < c {
+                if f >> k & 1 == 1 {
+                    t[c][f] |= AXIS_MASK[c][k];
+                }
+                k += 1;
+            }
+            f += 1;
+        }
+        c += 1;
+    }
+    t
+};
+
+/// The low `bits` bits set (all of them from 64 on).
+#[inline(always)]
+const fn low_mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
+#[inline(always)]
+fn shl64(v: u64, s: u32) -> u64 {
+    if s >= 64 {
+        0
+    } else {
+        v << s
+    }
+}
+
+#[inline(always)]
+fn shr32(v: u32, s: u32) -> u32 {
+    if s >= 32 {
+        0
+    } else {
+        v >> s
+    }
+}
+
+/// The column axes of a `D`-dimensional scene swept along `ax` (up to two of them).
+#[inline(always)]
+fn col_axes<const D: usize>(ax: usize) -> [usize; 2] {
+    let mut out = [0; 2];
+    let mut i = 0;
+    for k in 0..D {
+        if k != ax && i < 2 {
+            out[i] = k;
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Morton code of column coordinates (`c` of them used).
+#[inline(always)]
+fn col_code(c: u32, q: [u32; 2]) -> u64 {
+    match c {
+        1 => q[0] as u64,
+        2 => morton::encode::<2>(q),
+        _ => 0,
+    }
+}
+
+/// The boxes' levels, counts and the layout; after [`Columns::sweep_setup`] the gathered rows.
+#[derive(Debug)]
+pub(crate) struct Columns<const D: usize> {
+    pub quant: Quantizer<D>,
+    pub ax: usize,
+    pub layout: Layout,
+    /// `coord >> x_shift` is the `qx` of a coordinate on the sweep axis.
+    x_shift: u32,
+    /// Column level of input box `i` (dead boxes: count 0).
+    level: Vec<u8>,
+    /// Columns of input box `i` at its level (at most `max_cells_per_box <= 4096`).
+    count: Vec<u16>,
+    /// Entries per chunk of `CHUNK` input boxes.
+    chunk_cells: Vec<usize>,
+    /// Total entries.
+    pub cells: usize,
+    /// Rows in entry order: bounds of the entry's box on every axis, margin applied, and
+    /// its `qx` as an `f32` (exact: at most 24 bits).
+    lo: [Vec<f32>; D],
+    hi: [Vec<f32>; D],
+    qx: Vec<f32>,
+    /// The quantised upper bound on the sweep axis (same scale as `qx`).
+    qxh: Vec<f32>,
+}
+
+impl<const D: usize> Default for Columns<D> {
+    fn default() -> Self {
+        Self {
+            quant: Quantizer::new([0.0; D], [0.0; D]),
+            ax: 0,
+            layout: Layout::default(),
+            x_shift: 0,
+            level: Vec::new(),
+            count: Vec::new(),
+            chunk_cells: Vec::new(),
+            cells: 0,
+            lo: std::array::from_fn(|_| Vec::new()),
+            hi: std::array::from_fn(|_| Vec::new()),
+            qx: Vec::new(),
+            qxh: Vec::new(),
+        }
+    }
+}
+
+/// A raw pointer for disjoint parallel writes.
+#[derive(Clone, Copy)]
+struct Out<T>(*mut T);
+// SAFETY: only used to write each index from exactly one task.
+unsafe impl<T: Send> Send for Out<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send> Sync for Out<T> {}
+impl<T> Out<T> {
+    /// SAFETY: `i` is in bounds and written by no other task.
+    #[inline(always)]
+    unsafe fn put(self, i: usize, v: T) {
+        self.0.add(i).write(v)
+    }
+}
+
+/// Rows ahead whose boxes the gather prefetches. PERF: the gather reads the input at random
+/// (entries are in column order, the input in the caller's); prefetching cut it from 67 to
+/// 25 ms at 1M uniform 3D boxes, 1 thread (docs/BENCHMARKS.md).
+const PREFETCH: usize = 16;
+
+/// Hints the cache lines of `b` into L1 (a no-op off x86_64).
+#[inline(always)]
+fn prefetch<T>(b: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint and never faults; both addresses lie inside `*b`.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = b as *const T as *const i8;
+        _mm_prefetch(p, _MM_HINT_T0);
+        _mm_prefetch(p.add(std::mem::size_of::<T>() - 1), _MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = b;
+}
+
+impl<const D: usize> Columns<D> {
+    /// Chooses every box's level (in 1D every box is in the one column, level 0). `bounds` are the grid bounds (finite),
+    /// `per_box` the expected tests a box of a whole-scene sweep along `ax` (the density
+    /// along the sweep axis, for the cost model).
+    pub fn plan(&mut self, boxes: &[Aabb<D>], config: &Config<D>, bounds: Aabb<D>, ax: usize, per_box: f64) {
+        let m = config.margin;
+        let bits = grid_bits(D);
+        let c = D as u32 - 1;
+        let cols = col_axes::<D>(ax);
+        let quant = Quantizer::new(bounds.min, bounds.max);
+        self.quant = quant;
+        self.ax = ax;
+        let n = boxes.len();
+        crate::radix_sort::grow_to(&mut self.level, n);
+        crate::radix_sort::grow_to(&mut self.count, n);
+        // Cross-section of the world in grid units (an axis of zero extent is one unit).
+        let area: f64 = cols[..c as usize]
+            .iter()
+            .map(|&k| if bounds.min[k] < bounds.max[k] { pow2(bits) } else { 1.0 })
+            .product();
+        let lambda = per_box / area * cost_ratio();
+        let model = LevelModel::new(c, bits, config.max_cells_per_box as u64, lambda);
+        let level_out = Out(self.level.as_mut_ptr());
+        let count_out = Out(self.count.as_mut_ptr());
+        let parts: Vec<(u32, u32, usize)> = boxes
+            .par_chunks(CHUNK)
+            .enumerate()
+            .map(|(ci, part)| {
+                let (mut l_min, mut l_max, mut cells) = (u32::MAX, 0, 0usize);
+                for (j, b) in part.iter().enumerate() {
+                    let i = ci * CHUNK + j;
+                    let g = b.grown(m);
+                    let (l, count) = if g.is_inverted() {
+                        (0, 0)
+                    } else {
+                        let qlo = cols.map(|k| quant.coord(k, g.min[k]));
+                        let qhi = cols.map(|k| quant.coord(k, g.max[k]));
+                        let (l, count) = model.choose(qlo, qhi);
+                        l_min = l_min.min(l);
+                        l_max = l_max.max(l);
+                        (l, count)
+                    };
+                    // SAFETY: `i` ranges over 0..n, each value in exactly one task; both
+                    // arrays have length n (grow_to).
+                    unsafe {
+                        level_out.put(i, l as u8);
+                        count_out.put(i, count as u16);
+                    }
+                    cells += count as usize;
+                }
+                (l_min, l_max, cells)
+            })
+            .collect();
+        let (mut l_min, mut l_max, mut cells) = (u32::MAX, 0, 0);
+        self.chunk_cells.clear();
+        for &(a, b, k) in &parts {
+            l_min = l_min.min(a);
+            l_max = l_max.max(b);
+            cells += k;
+            self.chunk_cells.push(k);
+        }
+        let l_min = l_min.min(l_max);
+        self.cells = cells;
+        let id_bits = usize::BITS - n.saturating_sub(1).leading_zeros();
+        let lvl_bits = u32::BITS - (l_max - l_min).leading_zeros();
+        // At least one key bit, so that shifts stay below the width when every box is a
+        // whole-grid column.
+        let key_bits = (c * (bits - l_min)).max(1);
+        let rest = id_bits + c + lvl_bits + key_bits;
+        let x_bits = if rest + X_BITS_MIN <= 64 { (64 - rest).min(X_BITS_MAX) } else { X_BITS_MAX };
+        let x_bits = x_bits.min(bits);
+        self.x_shift = bits - x_bits;
+        self.layout = Layout { id_bits, c, x_bits, lvl_bits, key_bits, l_min, l_max };
+    }
+
+    /// The `qx` of coordinate `x` on the sweep axis.
+    #[inline(always)]
+    fn qx_of(&self, x: f32) -> u32 {
+        self.quant.coord(self.ax, x) >> self.x_shift
+    }
+
+    /// Writes every box's entries into `out` (resized to `self.cells`), in parallel.
+    pub fn write_entries<T: Entry>(&self, boxes: &[Aabb<D>], margin: f32, out: &mut Vec<T>) {
+        crate::radix_sort::grow_to(out, self.cells);
+        let mut parts = Vec::with_capacity(self.chunk_cells.len());
+        let mut rest = &mut out[..self.cells];
+        for &len in &self.chunk_cells {
+            let (head, tail) = rest.split_at_mut(len);
+            parts.push(head);
+            rest = tail;
+        }
+        let lay = self.layout;
+        let cols = col_axes::<D>(self.ax);
+        let c = lay.c;
+        parts.into_par_iter().zip(boxes.par_chunks(CHUNK)).enumerate().for_each(|(ci, (dst, src))| {
+            let mut at = 0;
+            for (j, b) in src.iter().enumerate() {
+                let i = ci * CHUNK + j;
+                if self.count[i] == 0 {
+                    continue;
+                }
+                let g = b.grown(margin);
+                let l = self.level[i] as u32;
+                let qx = self.qx_of(g.min[self.ax]);
+                let c0 = cols.map(|k| shr32(self.quant.coord(k, g.min[k]), l));
+                let c1 = cols.map(|k| shr32(self.quant.coord(k, g.max[k]), l));
+                let shift = c * (l - lay.l_min);
+                let mut p = c0;
+                loop {
+                    let mut first = 0;
+                    for k in 0..c as usize {
+                        first |= ((p[k] == c0[k]) as u32) << k;
+                    }
+                    let start = shl64(col_code(c, p), shift);
+                    dst[at] = T::from_u128(lay.pack(start, l, qx, first, i as u32));
+                    at += 1;
+                    // Odometer over the column axes.
+                    let mut k = 0;
+                    loop {
+                        if k == c as usize {
+                            break;
+                        }
+                        if p[k] < c1[k] {
+                            p[k] += 1;
+                            break;
+                        }
+                        p[k] = c0[k];
+                        k += 1;
+                    }
+                    if k == c as usize {
+                        break;
+                    }
+                }
+            }
+            debug_assert_eq!(at, dst.len());
+        });
+    }
+
+    /// Copies every sorted entry's box into the rows (entry order).
+    pub fn gather<T: Entry>(&mut self, boxes: &[Aabb<D>], margin: f32, entries: &[T]) {
+        let n = entries.len();
+        for k in 0..D {
+            crate::radix_sort::grow_to(&mut self.lo[k], n);
+            crate::radix_sort::grow_to(&mut self.hi[k], n);
+        }
+        crate::radix_sort::grow_to(&mut self.qx, n);
+        crate::radix_sort::grow_to(&mut self.qxh, n);
+        let qxh = Out(self.qxh.as_mut_ptr());
+        let lo: [Out<f32>; D] = std::array::from_fn(|k| Out(self.lo[k].as_mut_ptr()));
+        let hi: [Out<f32>; D] = std::array::from_fn(|k| Out(self.hi[k].as_mut_ptr()));
+        let qx = Out(self.qx.as_mut_ptr());
+        let lay = self.layout;
+        entries.par_chunks(CHUNK).enumerate().for_each(|(ci, part)| {
+            for (j, &e) in part.iter().enumerate() {
+                let s = ci * CHUNK + j;
+                if let Some(&f) = part.get(j + PREFETCH) {
+                    prefetch(&boxes[lay.id(f) as usize]);
+                }
+                let g = boxes[lay.id(e) as usize].grown(margin);
+                // SAFETY: `s` ranges over 0..n, each value in exactly one task; every row
+                // array has length n (grow_to).
+                unsafe {
+                    for k in 0..D {
+                        lo[k].put(s, g.min[k]);
+                        hi[k].put(s, g.max[k]);
+                    }
+                    qx.put(s, lay.qx(e) as f32);
+                    qxh.put(s, self.qx_of(g.max[self.ax]) as f32);
+                }
+            }
+        });
+    }
+
+    /// Row `s` as a box.
+    #[inline(always)]
+    fn get(&self, s: usize) -> Aabb<D> {
+        Aabb { min: std::array::from_fn(|k| self.lo[k][s]), max: std::array::from_fn(|k| self.hi[k][s]) }
+    }
+
+    /// Shifted Morton code of row `s`'s quantised lower corner on the column axes.
+    #[inline(always)]
+    fn corner(&self, s: usize) -> u64 {
+        let cols = col_axes::<D>(self.ax);
+        let q = cols.map(|k| self.quant.coord(k, self.lo[k][s]));
+        col_code(self.layout.c, q).checked_shr(self.layout.c * self.layout.l_min).unwrap_or(0)
+    }
+}
+
+/// Columns a box spans at level `l` on `c` column axes.
+#[inline(always)]
+fn count_at(c: u32, qlo: &[u32; 2], qhi: &[u32; 2], l: u32) -> u64 {
+    let mut n = 1u64;
+    for k in 0..c as usize {
+        n *= (shr32(qhi[k], l) - shr32(qlo[k], l)) as u64 + 1;
+    }
+    n
+}
+
+/// The level choice: a cost model over the levels, tabulated once per run.
+///
+/// Start from the seed's level: the smallest whose side `2^l` exceeds the box's largest
+/// extent on the column axes (at most 2 columns per axis). Then move while the model says
+/// it pays, within `budget` columns:
+///
+/// `cost(l) = cols(l) * (1 + lambda * 2^(c l))`
+///
+/// The first term is the per-entry work (write, sort, gather, walk). The second is the
+/// sweep's candidates: the boxes of a column that overlap a box along the sweep axis grow
+/// with the column's cross-section. `lambda` is the whole-scene sweep's tests per box
+/// spread over the world's cross-section, times the candidate-to-entry cost ratio. Small
+/// boxes in a sparse scene go coarser (one column), dense ones may go finer; long thin
+/// boxes across the columns go finer, so a plank does not drag a wide column along.
+///
+/// `cols(l)` is the number of columns a box of this size spans *on average* over its
+/// positions, `prod(1 + ext_k / 2^l)`, not the count at its actual position: boxes of one
+/// size then share a level wherever they lie, so runs rarely have ranges to visit (with
+/// the actual count, a uniform 1M scene spread over five levels and swept 2x slower).
+pub(crate) struct LevelModel {
+    c: u32,
+    bits: u32,
+    budget: u64,
+    /// `1 / 2^l` and `1 + lambda * 2^(c l)` for `l` in `0..=bits`.
+    inv: [f64; 33],
+    dens: [f64; 33],
+}
+
+impl LevelModel {
+    pub fn new(c: u32, bits: u32, budget: u64, lambda: f64) -> Self {
+        let lambda = if lambda.is_nan() { 0.0 } else { lambda };
+        let mut m = Self { c, bits, budget, inv: [0.0; 33], dens: [0.0; 33] };
+        for l in 0..=bits.min(32) {
+            m.inv[l as usize] = 1.0 / pow2(l);
+            m.dens[l as usize] = 1.0 + lambda * pow2(c * l);
+        }
+        m
+    }
+
+    #[inline(always)]
+    fn cost(&self, ext: &[f64; 2], l: u32) -> f64 {
+        let mut n = self.dens[l as usize];
+        for e in ext.iter().take(self.c as usize) {
+            n *= 1.0 + e * self.inv[l as usize];
+        }
+        n
+    }
+
+    /// The level of a box with quantised column-axis corners `qlo..=qhi`, and its count.
+    #[inline]
+    pub fn choose(&self, qlo: [u32; 2], qhi: [u32; 2]) -> (u32, u64) {
+        let (c, bits) = (self.c, self.bits);
+        let mut ext = [0.0; 2];
+        let mut widest = 0u32;
+        for k in 0..c as usize {
+            widest = widest.max(qhi[k] - qlo[k]);
+            ext[k] = (qhi[k] - qlo[k]) as f64;
+        }
+        let mut l = (u32::BITS - widest.leading_zeros()).min(bits);
+        let mut here = self.cost(&ext, l);
+        // Coarser while it pays (fewer entries, more candidates).
+        while l < bits {
+            let up = self.cost(&ext, l + 1);
+            if up >= here {
+                break;
+            }
+            l += 1;
+            here = up;
+        }
+        // Finer while it pays, within the budget.
+        while l > 0 {
+            let down = self.cost(&ext, l - 1);
+            if down >= here || count_at(c, &qlo, &qhi, l - 1) > self.budget {
+                break;
+            }
+            l -= 1;
+            here = down;
+        }
+        // The seed's level may exceed the budget only for budgets below 2^c (rejected by
+        // Config::validate), so the count is at most max(budget, 2^c).
+        (l, count_at(c, &qlo, &qhi, l))
+    }
+}
+
+/// `2^e` for `e < 1024`, exactly, without a libm call (PERF: `f64::exp2` is one).
+#[inline(always)]
+fn pow2(e: u32) -> f64 {
+    f64::from_bits((1023 + e as u64) << 52)
+}
+
+/// Candidate cost over entry cost, for the level model.
+/// PERF: tuned on the 1M 3D and 2D scenes of `benches/pairs.rs` (docs/BENCHMARKS.md).
+fn cost_ratio() -> f64 {
+    0.5
+}
+
+/// Counts from one sweep.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SweepCounts {
+    pub candidates: usize,
+    pub exact_tests: usize,
+    pub crowded: usize,
+    pub rdc_splits: usize,
+}
+
+impl SweepCounts {
+    fn add(self, o: Self) -> Self {
+        Self {
+            candidates: self.candidates + o.candidates,
+            exact_tests: self.exact_tests + o.exact_tests,
+            crowded: self.crowded + o.crowded,
+            rdc_splits: self.rdc_splits + o.rdc_splits,
+        }
+    }
+}
+
+impl<const D: usize> Columns<D> {
+    /// Sweeps the sorted, gathered `entries`; returns each chunk's pair keys, in order.
+    pub fn sweep<T: Entry>(
+        &self,
+        entries: &[T],
+        crowded_threshold: u32,
+        refine: Refine,
+    ) -> (Vec<Vec<u64>>, SweepCounts) {
+        let n = entries.len();
+        let lay = self.layout;
+        let chunks = if n < 8192 { 1 } else { (n / 8192).min(rayon::current_num_threads() * 16).max(1) };
+        let mut bounds: Vec<usize> = (0..=chunks).map(|c| n * c / chunks).collect();
+        for b in bounds.iter_mut().take(chunks).skip(1) {
+            while *b < n && *b > 0 && lay.cell(entries[*b].to_u128()) == lay.cell(entries[*b - 1].to_u128()) {
+                *b += 1;
+            }
+        }
+        let results: Vec<(Vec<u64>, SweepCounts)> = (0..chunks)
+            .into_par_iter()
+            .map(|c| {
+                let mut w = Walker {
+                    cols: self,
+                    entries,
+                    lay,
+                    threshold: crowded_threshold as u64,
+                    refine,
+                    out: Vec::new(),
+                    uniq: Vec::new(),
+                    counts: SweepCounts::default(),
+                };
+                let (from, to) = (bounds[c], bounds[c + 1].max(bounds[c]));
+                w.walk(from, to);
+                (w.out, w.counts)
+            })
+            .collect();
+        let counts = results.iter().fold(SweepCounts::default(), |a, r| a.add(r.1));
+        (results.into_iter().map(|r| r.0).collect(), counts)
+    }
+}
+
+/// One chunk's walk state and scratch.
+struct Walker<'a, const D: usize, T> {
+    cols: &'a Columns<D>,
+    entries: &'a [T],
+    lay: Layout,
+    threshold: u64,
+    refine: Refine,
+    out: Vec<u64>,
+    /// Distinct boxes of a range, `(id, row)` (RDC path).
+    uniq: Vec<(u32, u32)>,
+    counts: SweepCounts,
+}
+
+impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
+    /// Handles every run starting in `from..to`.
+    fn walk(&mut self, from: usize, to: usize) {
+        let e = self.entries;
+        let mut a = from;
+        while a < to {
+            let head = e[a].to_u128();
+            // Entries of the same column differ only below the column bits.
+            let run_last = T::from_u128(head | ((1u128 << self.lay.cell_from()) - 1));
+            let b = gallop(e, a + 1, run_last);
+            let r = gallop(e, b, T::from_u128(self.lay.last_nested(head)));
+            let (m, rr) = ((b - a) as u64, (r - b) as u64);
+            let crowded = m > 1 && m * (m - 1) / 2 + m * rr > self.threshold * (m + rr);
+            self.counts.crowded += crowded as usize;
+            if crowded && self.refine == Refine::Rdc && r - a > crate::rdc::Rdc::<D>::default().min_group_size
+            {
+                self.rdc(a, b, r);
+            } else {
+                self.run(a, b);
+                if r > b {
+                    self.range(a, b, r);
+                }
+            }
+            a = b;
+        }
+    }
+
+    /// The run `a..b` against itself: sweep-and-prune along the sweep axis, eight rows at a
+    /// time. Two entries of one column own their pair iff on every column axis one of
+    /// them is its box's first column (see [`Layout::owns`] with equal columns).
+    fn run(&mut self, a: usize, b: usize) {
+        let cols = self.cols;
+        let (e, lay) = (self.entries, self.lay);
+        let all = low_mask(lay.c) as u32;
+        let n = e.len();
+        let mut tested = 0;
+        for i in a..b {
+            let bi = cols.get(i);
+            let qh = cols.qxh[i];
+            let fi = lay.first(e[i]);
+            let oi = lay.id(e[i]);
+            let mut j = i + 1;
+            // PERF: eight rows a step, reading past the run's end (masked) while the
+            // arrays last; the x mask is a prefix because `qx` ascends in the run.
+            while j < b && j + 8 <= n {
+                let xs = f32x8::from(&cols.qx[j..j + 8]);
+                let live = if b - j >= 8 { 0xff } else { (1u32 << (b - j)) - 1 };
+                let in_x = xs.simd_le(f32x8::splat(qh)).to_bitmask() & live;
+                tested += in_x.count_ones() as usize;
+                let mut m = in_x;
+                for k in 0..D {
+                    let lo = f32x8::from(&cols.lo[k][j..j + 8]);
+                    let hi = f32x8::from(&cols.hi[k][j..j + 8]);
+                    let ok = lo.simd_le(f32x8::splat(bi.max[k])) & f32x8::splat(bi.min[k]).simd_le(hi);
+                    m &= ok.to_bitmask();
+                }
+                while m != 0 {
+                    let y = j + m.trailing_zeros() as usize;
+                    m &= m - 1;
+                    if fi | lay.first(e[y]) == all {
+                        self.out.push(crate::pairs::key(oi, lay.id(e[y])));
+                    }
+                }
+                if in_x != 0xff {
+                    j = b;
+                    break;
+                }
+                j += 8;
+            }
+            while j < b && cols.qx[j] <= qh {
+                tested += 1;
+                if bi.overlaps(&cols.get(j)) && fi | lay.first(e[j]) == all {
+                    self.out.push(crate::pairs::key(oi, lay.id(e[j])));
+                }
+                j += 1;
+            }
+        }
+        self.counts.candidates += tested;
+        self.counts.exact_tests += tested;
+    }
+
+    /// The run `a..b` against its range `b..r` (entries in finer columns nested in the
+    /// run's): each range row tests the window of the run that can reach it along the
+    /// sweep axis. The run is sorted by `qx`, and no run box is longer than `reach`, so the
+    /// run boxes overlapping `[qx(y), qxhi(y)]` start in `[qx(y) - reach, qxhi(y)]`.
+    fn range(&mut self, a: usize, b: usize, r: usize) {
+        let cols = self.cols;
+        let (e, lay) = (self.entries, self.lay);
+        let mut reach = 0.0f32;
+        for x in a..b {
+            reach = reach.max(cols.qxh[x] - cols.qx[x]);
+        }
+        let run_qx = &cols.qx[a..b];
+        let mut tested = 0;
+        for y in b..r {
+            let by = cols.get(y);
+            let (qy, qh) = (cols.qx[y], cols.qxh[y]);
+            let from = run_qx.partition_point(|&q| q < qy - reach);
+            let ey = e[y];
+            for (x, &q) in run_qx.iter().enumerate().skip(from) {
+                if q > qh {
+                    break;
+                }
+                tested += 1;
+                if by.overlaps(&cols.get(a + x)) && lay.owns(ey, cols.corner(a + x)) {
+                    self.out.push(crate::pairs::key(lay.id(e[a + x]), lay.id(ey)));
+                }
+            }
+        }
+        self.counts.candidates += tested;
+        self.counts.exact_tests += tested;
+    }
+
+    /// RDC over the run and the distinct boxes of its range together; inside each final
+    /// group only pairs with a run entry are offered, each once (range x range pairs belong
+    /// to the ranges' own runs). A run x range hit is this run's iff the run's column holds
+    /// the reference point: `owns(run entry, corner of the range box)` (see [`Layout::owns`]).
+    fn rdc(&mut self, a: usize, b: usize, r: usize) {
+        let cols = self.cols;
+        let (e, lay, m) = (self.entries, self.lay, b - a);
+        let mut uniq = std::mem::take(&mut self.uniq);
+        uniq.clear();
+        uniq.extend((b..r).map(|y| (lay.id(e[y]), y as u32)));
+        uniq.sort_unstable();
+        uniq.dedup_by_key(|u| u.0);
+        let all = low_mask(lay.c) as u32;
+        let boxes = (a..b).map(|x| cols.get(x)).chain(uniq.iter().map(|u| cols.get(u.1 as usize)));
+        let (splits, tests) = crate::rdc::refine_cell(boxes, m, |x, y| {
+            let ex = e[a + x];
+            if y < m {
+                let ey = e[a + y];
+                if lay.first(ex) | lay.first(ey) == all {
+                    self.out.push(crate::pairs::key(lay.id(ex), lay.id(ey)));
+                }
+            } else {
+                let (id, row) = uniq[y - m];
+                if lay.owns(ex, cols.corner(row as usize)) {
+                    self.out.push(crate::pairs::key(lay.id(ex), id));
+                }
+            }
+        });
+        self.uniq = uniq;
+        self.counts.rdc_splits += splits;
+        self.counts.candidates += tests;
+        self.counts.exact_tests += tests;
+    }
+}
+
+/// The first index `>= from` whose entry is greater than `last` (entries sorted):
+/// exponential then binary search, so a short range costs a compare or two.
+fn gallop<T: Entry>(e: &[T], from: usize, last: T) -> usize {
+    let mut lo = from;
+    let mut step = 1;
+    while lo + step <= e.len() && e[lo + step - 1] <= last {
+        lo += step;
+        step *= 2;
+    }
+    let hi = (lo + step).min(e.len());
+    lo + e[lo..hi].partition_point(|&v| v <= last)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_round_trips() {
+        let lay = Layout { id_bits: 20, c: 2, x_bits: 21, lvl_bits: 3, key_bits: 18, l_min: 5, l_max: 9 };
+        let e = lay.pack(12345, 7, 777_777, 3, 999);
+        assert_eq!(lay.id(e), 999);
+        assert_eq!(lay.first(e), 3);
+        assert_eq!(lay.qx(e), 777_777);
+        assert_eq!(lay.level(e), 7);
+        assert_eq!(lay.start(e), 12345);
+        // A level-7 column spans 2^(2*(7-5)) = 16 shifted starts.
+        assert!(lay.pack(12345 + 15, 5, (1 << 21) - 1, 3, (1 << 20) - 1) <= lay.last_nested(e));
+        assert!(lay.pack(12345 + 16, 5, 0, 0, 0) > lay.last_nested(e));
+    }
+
+    #[test]
+    fn levels_seed_coarser_finer() {
+        let choose =
+            |c, qlo, qhi, budget, bits, lambda| LevelModel::new(c, bits, budget, lambda).choose(qlo, qhi);
+        // Sparse: a box 10 units wide keeps the seed level 4 or goes coarser.
+        let (l, n) = choose(2, [6, 6], [16, 16], 64, 21, 1e-12);
+        assert!(l >= 4 && n <= 4, "l={l} n={n}");
+        // Dense: the same box goes finer, within the budget.
+        let (l, n) = choose(2, [6, 6], [16, 16], 64, 21, 1.0);
+        assert!(l < 4 && n <= 64, "l={l} n={n}");
+        // A plank across the columns goes finer than its seed level.
+        let (l, n) = choose(2, [0, 0], [1000, 1], 64, 21, 1.0 / 64.0);
+        assert!(l < 10 && n <= 64, "l={l} n={n}");
+        // A point, and the whole grid.
+        assert_eq!(choose(1, [5, 0], [5, 0], 16, 32, 1.0), (0, 1));
+        assert_eq!(choose(2, [0; 2], [(1 << 21) - 1; 2], 8, 21, 0.0), (21, 1));
+        assert_eq!(choose(1, [0, 0], [u32::MAX, 0], 4, 32, 0.0), (32, 1));
+    }
+}
