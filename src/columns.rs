@@ -42,6 +42,8 @@ const CHUNK: usize = 4096;
 const X_BITS_MAX: u32 = 24;
 /// Fewer x bits than this in a u64 entry: use u128 entries instead.
 const X_BITS_MIN: u32 = 12;
+/// The `qx` precision aimed at (a 65536th of the scene's extent along the sweep axis).
+const X_BITS_WANT: u32 = 16;
 
 /// A cell-entry record: a radix-sortable integer (see the module header for the fields).
 pub(crate) trait Entry: RadixKey + Ord {
@@ -403,11 +405,30 @@ impl<const D: usize> Columns<D> {
         // At least one key bit, so that shifts stay below the width when every box is a
         // whole-grid column.
         let key_bits = (c * (bits - l_min)).max(1);
-        let rest = id_bits + c + lvl_bits + key_bits;
-        let x_bits = if rest + X_BITS_MIN <= 64 { (64 - rest).min(X_BITS_MAX) } else { X_BITS_MAX };
-        let x_bits = x_bits.min(bits);
+        // `qx` precision: enough that the sort's last digit is full (PERF: a 36-bit key took
+        // four 11-bit radix passes where 33 bits take three), at least X_BITS_WANT.
+        let other = lvl_bits + key_bits;
+        let digits = (other + X_BITS_WANT).div_ceil(crate::radix_sort::DIGIT);
+        let mut x_bits = (digits * crate::radix_sort::DIGIT - other).clamp(X_BITS_MIN, X_BITS_MAX).min(bits);
+        let rest = id_bits + c + other;
+        if rest + x_bits > 64 && rest + X_BITS_MIN <= 64 {
+            x_bits = 64 - rest;
+        }
         self.x_shift = bits - x_bits;
         self.layout = Layout { id_bits, c, x_bits, lvl_bits, key_bits, l_min, l_max };
+        if std::env::var("BP_DEBUG").is_ok() {
+            let mut h = [0usize; 40];
+            for i in 0..n {
+                if self.count[i] > 0 {
+                    h[self.level[i] as usize] += 1;
+                }
+            }
+            eprintln!(
+                "DBG layout {:?} lambda {lambda} per_box {per_box} ax {ax} levels {:?}",
+                self.layout,
+                &h[l_min as usize..=l_max as usize]
+            );
+        }
     }
 
     /// The `qx` of coordinate `x` on the sweep axis.
@@ -512,6 +533,48 @@ impl<const D: usize> Columns<D> {
     #[inline(always)]
     fn get(&self, s: usize) -> Aabb<D> {
         Aabb { min: std::array::from_fn(|k| self.lo[k][s]), max: std::array::from_fn(|k| self.hi[k][s]) }
+    }
+
+    /// Tests box `bx` against rows `from..to` in order while their `qx` is at most `qh`
+    /// (rows sorted by `qx`), and calls `emit(row)` for each row whose box overlaps `bx`.
+    /// Returns the rows tested.
+    ///
+    /// PERF: eight rows a step with `wide::f32x8`, reading past `to` (masked) while the
+    /// arrays last; the `qx` mask is a prefix because `qx` ascends.
+    #[inline(always)]
+    fn scan(&self, bx: &Aabb<D>, qh: f32, from: usize, to: usize, mut emit: impl FnMut(usize)) -> usize {
+        let n = self.qx.len();
+        let mut j = from;
+        let mut tested = 0;
+        while j < to && j + 8 <= n {
+            let xs = f32x8::from(&self.qx[j..j + 8]);
+            let live = if to - j >= 8 { 0xff } else { (1u32 << (to - j)) - 1 };
+            let in_x = xs.simd_le(f32x8::splat(qh)).to_bitmask() & live;
+            tested += in_x.count_ones() as usize;
+            let mut m = in_x;
+            for k in 0..D {
+                let lo = f32x8::from(&self.lo[k][j..j + 8]);
+                let hi = f32x8::from(&self.hi[k][j..j + 8]);
+                let ok = lo.simd_le(f32x8::splat(bx.max[k])) & f32x8::splat(bx.min[k]).simd_le(hi);
+                m &= ok.to_bitmask();
+            }
+            while m != 0 {
+                emit(j + m.trailing_zeros() as usize);
+                m &= m - 1;
+            }
+            if in_x != 0xff {
+                return tested;
+            }
+            j += 8;
+        }
+        while j < to && self.qx[j] <= qh {
+            tested += 1;
+            if bx.overlaps(&self.get(j)) {
+                emit(j);
+            }
+            j += 1;
+        }
+        tested
     }
 
     /// Shifted Morton code of row `s`'s quantised lower corner on the column axes.
@@ -626,7 +689,7 @@ fn pow2(e: u32) -> f64 {
 /// Candidate cost over entry cost, for the level model.
 /// PERF: tuned on the 1M 3D and 2D scenes of `benches/pairs.rs` (docs/BENCHMARKS.md).
 fn cost_ratio() -> f64 {
-    0.5
+    0.25
 }
 
 /// Counts from one sweep.
@@ -650,13 +713,15 @@ impl SweepCounts {
 }
 
 impl<const D: usize> Columns<D> {
-    /// Sweeps the sorted, gathered `entries`; returns each chunk's pair keys, in order.
+    /// Sweeps the sorted, gathered `entries` into one vector of pair keys per chunk, in
+    /// chunk order (`parts` is resized to the chunk count; its vectors are reused).
     pub fn sweep<T: Entry>(
         &self,
         entries: &[T],
         crowded_threshold: u32,
         refine: Refine,
-    ) -> (Vec<Vec<u64>>, SweepCounts) {
+        parts: &mut Vec<Vec<u64>>,
+    ) -> SweepCounts {
         let n = entries.len();
         let lay = self.layout;
         let chunks = if n < 8192 { 1 } else { (n / 8192).min(rayon::current_num_threads() * 16).max(1) };
@@ -666,26 +731,30 @@ impl<const D: usize> Columns<D> {
                 *b += 1;
             }
         }
-        let results: Vec<(Vec<u64>, SweepCounts)> = (0..chunks)
-            .into_par_iter()
-            .map(|c| {
+        parts.resize_with(chunks, Vec::new);
+        parts.truncate(chunks);
+        let counts: Vec<SweepCounts> = parts
+            .par_iter_mut()
+            .enumerate()
+            .map(|(c, part)| {
+                part.clear();
                 let mut w = Walker {
                     cols: self,
                     entries,
                     lay,
                     threshold: crowded_threshold as u64,
                     refine,
-                    out: Vec::new(),
+                    out: std::mem::take(part),
                     uniq: Vec::new(),
                     counts: SweepCounts::default(),
                 };
                 let (from, to) = (bounds[c], bounds[c + 1].max(bounds[c]));
                 w.walk(from, to);
-                (w.out, w.counts)
+                *part = w.out;
+                w.counts
             })
             .collect();
-        let counts = results.iter().fold(SweepCounts::default(), |a, r| a.add(r.1));
-        (results.into_iter().map(|r| r.0).collect(), counts)
+        counts.iter().fold(SweepCounts::default(), |a, &r| a.add(r))
     }
 }
 
@@ -736,48 +805,15 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         let cols = self.cols;
         let (e, lay) = (self.entries, self.lay);
         let all = low_mask(lay.c) as u32;
-        let n = e.len();
         let mut tested = 0;
         for i in a..b {
-            let bi = cols.get(i);
-            let qh = cols.qxh[i];
-            let fi = lay.first(e[i]);
-            let oi = lay.id(e[i]);
-            let mut j = i + 1;
-            // PERF: eight rows a step, reading past the run's end (masked) while the
-            // arrays last; the x mask is a prefix because `qx` ascends in the run.
-            while j < b && j + 8 <= n {
-                let xs = f32x8::from(&cols.qx[j..j + 8]);
-                let live = if b - j >= 8 { 0xff } else { (1u32 << (b - j)) - 1 };
-                let in_x = xs.simd_le(f32x8::splat(qh)).to_bitmask() & live;
-                tested += in_x.count_ones() as usize;
-                let mut m = in_x;
-                for k in 0..D {
-                    let lo = f32x8::from(&cols.lo[k][j..j + 8]);
-                    let hi = f32x8::from(&cols.hi[k][j..j + 8]);
-                    let ok = lo.simd_le(f32x8::splat(bi.max[k])) & f32x8::splat(bi.min[k]).simd_le(hi);
-                    m &= ok.to_bitmask();
+            let (fi, oi) = (lay.first(e[i]), lay.id(e[i]));
+            let out = &mut self.out;
+            tested += cols.scan(&cols.get(i), cols.qxh[i], i + 1, b, |y| {
+                if fi | lay.first(e[y]) == all {
+                    out.push(crate::pairs::key(oi, lay.id(e[y])));
                 }
-                while m != 0 {
-                    let y = j + m.trailing_zeros() as usize;
-                    m &= m - 1;
-                    if fi | lay.first(e[y]) == all {
-                        self.out.push(crate::pairs::key(oi, lay.id(e[y])));
-                    }
-                }
-                if in_x != 0xff {
-                    j = b;
-                    break;
-                }
-                j += 8;
-            }
-            while j < b && cols.qx[j] <= qh {
-                tested += 1;
-                if bi.overlaps(&cols.get(j)) && fi | lay.first(e[j]) == all {
-                    self.out.push(crate::pairs::key(oi, lay.id(e[j])));
-                }
-                j += 1;
-            }
+            });
         }
         self.counts.candidates += tested;
         self.counts.exact_tests += tested;
@@ -796,20 +832,27 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         }
         let run_qx = &cols.qx[a..b];
         let mut tested = 0;
+        // The range is a sequence of runs, each sorted by `qx`: within one the window's
+        // start only moves forward (a merge); a new one starts with a binary search.
+        let (mut from, mut prev) = (0, f32::INFINITY);
         for y in b..r {
             let by = cols.get(y);
             let (qy, qh) = (cols.qx[y], cols.qxh[y]);
-            let from = run_qx.partition_point(|&q| q < qy - reach);
-            let ey = e[y];
-            for (x, &q) in run_qx.iter().enumerate().skip(from) {
-                if q > qh {
-                    break;
-                }
-                tested += 1;
-                if by.overlaps(&cols.get(a + x)) && lay.owns(ey, cols.corner(a + x)) {
-                    self.out.push(crate::pairs::key(lay.id(e[a + x]), lay.id(ey)));
+            let lo = qy - reach;
+            if qy < prev {
+                from = run_qx.partition_point(|&q| q < lo);
+            } else {
+                while from < run_qx.len() && run_qx[from] < lo {
+                    from += 1;
                 }
             }
+            prev = qy;
+            let (ey, out) = (e[y], &mut self.out);
+            tested += cols.scan(&by, qh, a + from, b, |x| {
+                if lay.owns(ey, cols.corner(x)) {
+                    out.push(crate::pairs::key(lay.id(e[x]), lay.id(ey)));
+                }
+            });
         }
         self.counts.candidates += tested;
         self.counts.exact_tests += tested;

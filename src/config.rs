@@ -2,10 +2,10 @@
 
 use crate::{Aabb, Error};
 
-/// How crowded cells are refined in the sweep.
+/// How crowded cells (columns) are refined in the sweep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Refine {
-    /// Sweep-and-prune (Terdiman's box pruning) inside crowded cells.
+    /// Sweep-and-prune (Terdiman's box pruning), as in every other column.
     #[default]
     Sap,
     /// Recursive Dimensional Clustering inside crowded cells, then sweep-and-prune inside
@@ -16,12 +16,12 @@ pub enum Refine {
 /// Which algorithm finds the pairs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Method {
-    /// Morton cells, unless a sweep-and-prune along the best axis is expected to test at
+    /// Morton columns, unless a sweep-and-prune along the best axis is expected to test at
     /// most [`SWEEP_MAX_PER_BOX`](crate::SWEEP_MAX_PER_BOX) boxes per box (small,
     /// sparse or layered scenes: parallel planks, islands), which one O(n) pass estimates.
     #[default]
     Auto,
-    /// Always the Morton-cell pipeline.
+    /// Always the Morton-column pipeline (in 1D: one column, swept on one thread).
     Cells,
     /// Always a whole-scene sweep-and-prune along the best axis.
     Sweep,
@@ -38,15 +38,17 @@ pub struct Config<const D: usize> {
     /// reduction. Boxes partly or wholly outside given bounds are clamped onto the grid and
     /// stay exact: only speed depends on the bounds, never the pairs.
     pub bounds: Option<Aabb<D>>,
-    /// The most Morton cells one box may be split into. Every box starts at the coarsest
-    /// level that covers its largest extent (at most 2^D cells) and goes finer while a cost
-    /// model says fewer candidates pay for more cells (big boxes, planks, walls), within
-    /// this budget. At least 2^D, at most 4096.
+    /// The most Morton columns one box may be split into. A column is an aligned Morton cell
+    /// of the `D - 1` axes other than the sweep axis, as long as the world along it. Every
+    /// box starts at the coarsest level that covers its largest extent (at most 2^(D-1)
+    /// columns) and moves while a cost model says it pays (finer for big boxes, planks and
+    /// walls lying across the columns), within this budget. At least 2^D, at most 4096.
     pub max_cells_per_box: u32,
-    /// A cell is "crowded" when testing each of its `m` entries against the rest of the cell
-    /// and the `r` entries nested in it (`m(m-1)/2 + m r` tests) would cost more than this
-    /// many tests per entry involved (`m + r`); it is then swept with sweep-and-prune (or
-    /// RDC) instead of one-against-each tests. At least 1.
+    /// A column run is "crowded" when testing each of its `m` entries against the rest of
+    /// the run and the `r` entries nested in it (`m(m-1)/2 + m r` tests) would cost more than
+    /// this many tests per entry involved (`m + r`). Every run is swept with sweep-and-prune
+    /// anyway; crowded runs are counted in [`Stats`](crate::Stats), and refined by RDC
+    /// under [`Refine::Rdc`]. At least 1.
     pub crowded_threshold: u32,
     /// How crowded cells are refined.
     pub refine: Refine,

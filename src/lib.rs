@@ -12,12 +12,14 @@
 //! assert_eq!(find_pairs(&boxes).unwrap(), vec![[0, 1]]);
 //! ```
 //!
-//! First, one O(n) pass estimates what a sweep-and-prune along the best axis would cost
-//! ([`Method::Auto`]). Small, sparse and layered scenes are swept whole. Dense ones take
-//! the Morton-cell pipeline (see `docs/architecture.md`): validate and quantise into a
-//! structure-of-arrays [`store`], split each box into a few aligned [`morton`] cells,
-//! [`radix_sort`] the cell keys, [`sweep`] the sorted cells (with [`sap`] inside crowded
-//! cells), and sort the pair keys. [`brute_force_pairs`] is the reference every algorithm
+//! First, one O(n) pass validates the boxes and estimates what a sweep-and-prune along the
+//! best axis would cost ([`Method::Auto`]). Small, sparse and layered scenes are swept
+//! whole. Dense ones take the column pipeline (see `docs/architecture.md`): each box gets
+//! one entry per aligned [`morton`] cell of the other axes (a column, as long as the world
+//! along the sweep axis) that it touches, the entries are [`radix_sort`]ed by column and by
+//! position along the sweep axis, gathered into a structure-of-arrays store, and each
+//! column is swept with [`sap`] sweep-and-prune; then the pair keys are sorted.
+//! [`brute_force_pairs`] is the reference every algorithm
 //! is tested against. Everything runs on the caller's rayon pool:
 //! `pool.install(|| find_pairs(&boxes))` sets the thread count, and the output is the same
 //! bytes for any thread count.

@@ -28,6 +28,8 @@ pub struct Broadphase<const D: usize> {
     /// Cell entries when it does not (fine cells over a huge grid), and radix scratch.
     e128: Vec<u128>,
     e128_scratch: Vec<u128>,
+    /// Pair keys of each sweep chunk (kept, so steady frames do not fault fresh pages in).
+    parts: Vec<Vec<u64>>,
     /// The whole-scene sweep's sorted boxes (`Method::Sweep`, or `Auto` on sparse scenes).
     sweep: Sorted<D>,
     stats: Stats,
@@ -44,6 +46,7 @@ impl<const D: usize> Broadphase<D> {
             e64_scratch: Vec::new(),
             e128: Vec::new(),
             e128_scratch: Vec::new(),
+            parts: Vec::new(),
             sweep: Sorted::default(),
             stats: Stats::default(),
         })
@@ -55,9 +58,16 @@ impl<const D: usize> Broadphase<D> {
         out.clear();
         let t0 = Instant::now();
         self.stats = Stats { boxes: boxes.len(), ..Stats::default() };
-        crate::validate::check_boxes(boxes)?;
+        if boxes.len() > u32::MAX as usize {
+            return Err(Error::TooManyBoxes { len: boxes.len() });
+        }
         let m = self.config.margin;
+        // One pass validates and measures the scene; only a bad scene is scanned again, for
+        // the first offending index.
         let scan = crate::sap::scan_scene(boxes, m);
+        if scan.invalid {
+            crate::validate::check_boxes(boxes)?;
+        }
         let (axis, per_box) = scan.best();
         // In 1D a column is the whole line: `Auto` always takes the (parallel) sweep there.
         let method = self.config.method;
@@ -92,6 +102,7 @@ impl<const D: usize> Broadphase<D> {
                 &self.config,
                 &mut self.e64,
                 &mut self.e64_scratch,
+                &mut self.parts,
                 &mut self.stats,
                 out,
             );
@@ -102,6 +113,7 @@ impl<const D: usize> Broadphase<D> {
                 &self.config,
                 &mut self.e128,
                 &mut self.e128_scratch,
+                &mut self.parts,
                 &mut self.stats,
                 out,
             );
@@ -130,6 +142,7 @@ fn run<const D: usize, T: Entry>(
     config: &Config<D>,
     entries: &mut Vec<T>,
     scratch: &mut Vec<T>,
+    parts: &mut Vec<Vec<u64>>,
     stats: &mut Stats,
     out: &mut Vec<[u32; 2]>,
 ) {
@@ -146,7 +159,7 @@ fn run<const D: usize, T: Entry>(
 
     let t = Instant::now();
     cols.gather(boxes, config.margin, entries);
-    let (parts, counts) = cols.sweep(entries, config.crowded_threshold, config.refine);
+    let counts = cols.sweep(entries, config.crowded_threshold, config.refine, parts);
     stats.candidates = counts.candidates;
     stats.exact_tests = counts.exact_tests;
     stats.crowded_cells = counts.crowded;

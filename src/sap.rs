@@ -240,6 +240,9 @@ pub(crate) struct AxisStats<const D: usize> {
     /// Bounds of the boxes added (`+inf..-inf` when none).
     pub min: [f32; D],
     pub max: [f32; D],
+    /// Some box scanned was invalid (NaN, infinite, or `min > max`): see
+    /// [`crate::validate::check_boxes`] for which.
+    pub invalid: bool,
 }
 
 impl<const D: usize> AxisStats<D> {
@@ -250,6 +253,7 @@ impl<const D: usize> AxisStats<D> {
         hi: [f64::NEG_INFINITY; D],
         min: [f32::INFINITY; D],
         max: [f32::NEG_INFINITY; D],
+        invalid: false,
     };
 
     fn add(&mut self, b: &Aabb<D>) {
@@ -264,6 +268,7 @@ impl<const D: usize> AxisStats<D> {
     }
 
     fn merge(&mut self, o: &Self) {
+        self.invalid |= o.invalid;
         self.count += o.count;
         for k in 0..D {
             self.ext[k] += o.ext[k];
@@ -371,7 +376,7 @@ pub(crate) fn sweep_into<const D: usize>(
             (part, t)
         })
         .unzip();
-    crate::pairs::finish_into(parts, out);
+    crate::pairs::finish_into(&parts, out);
     tests.iter().sum()
 }
 
@@ -388,7 +393,20 @@ pub(crate) fn scan_scene<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> Axis
         .par_chunks(4096)
         .map(|c| {
             let mut st = AxisStats::EMPTY;
-            c.iter().map(|b| b.grown(margin)).filter(|g| !g.is_inverted()).for_each(|g| st.add(&g));
+            let mut ok = true;
+            for b in c {
+                // Branch-free validity (NaN fails every comparison); the caller looks for
+                // the first bad box only when some chunk saw one.
+                for k in 0..D {
+                    ok &=
+                        (b.min[k] <= b.max[k]) & (b.min[k].abs() <= f32::MAX) & (b.max[k].abs() <= f32::MAX);
+                }
+                let g = b.grown(margin);
+                if !g.is_inverted() {
+                    st.add(&g);
+                }
+            }
+            st.invalid = !ok;
             st
         })
         .collect();

@@ -8,13 +8,14 @@ use std::time::Duration;
 pub struct Stats {
     /// Boxes in the input.
     pub boxes: usize,
-    /// Validation, bounds reduction and quantisation into the structure-of-arrays store.
+    /// The scan (validation, bounds, sweep-axis estimate) and the column plan (levels).
     pub t_store: Duration,
-    /// Morton cell generation (levels, counts, keys).
+    /// Cell entry generation (one key per box and column).
     pub t_cells: Duration,
     /// Radix sort of the cell keys.
     pub t_sort: Duration,
-    /// The sweep of the sorted cells, exact tests included.
+    /// The gather of the boxes into the structure-of-arrays rows, and the sweep of the
+    /// sorted columns, exact tests included.
     pub t_sweep: Duration,
     /// Sorting the pair keys and writing the output.
     pub t_pairs: Duration,
@@ -22,12 +23,12 @@ pub struct Stats {
     pub t_total: Duration,
     /// Cell entries (box, cell) generated.
     pub cells: usize,
-    /// Cells found crowded and swept with sweep-and-prune (or RDC).
+    /// Column runs found crowded (see `Config::crowded_threshold`).
     pub crowded_cells: usize,
-    /// Candidate entry pairs looked at: each run entry against the rest of its run and its
-    /// range (direct path), or the pairs overlapping on axis 0 (sweep-and-prune path).
+    /// Candidate entry pairs looked at: rows that overlap a box along the sweep axis
+    /// (column runs and their nested ranges), or the boxes a whole-scene sweep tests.
     pub candidates: usize,
-    /// Candidates put to the exact box test (after the cheap ownership check).
+    /// Candidates put to the exact box test (every candidate, in the current pipeline).
     pub exact_tests: usize,
     /// Pairs reported (unique).
     pub pairs: usize,
