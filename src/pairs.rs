@@ -92,8 +92,8 @@ pub(crate) fn finish_into(parts: &[Vec<u64>], out: &mut Vec<[u32; 2]>) {
         // (docs/BENCHMARKS.md); `[u32; 2]` orders lexicographically, as the output wants.
         let w = 1usize << (shift - 32);
         buckets.into_par_iter().enumerate().for_each_init(
-            || (Vec::new(), Vec::new()),
-            |(count, tmp): &mut (Vec<u32>, Vec<[u32; 2]>), (b, bk)| {
+            || (Vec::new(), Vec::new(), Vec::new()),
+            |(count, at, tmp): &mut (Vec<u32>, Vec<u32>, Vec<[u32; 2]>), (b, bk)| {
                 if bk.len() <= 32 || w > 4 * bk.len() {
                     bk.sort_unstable();
                     return;
@@ -109,7 +109,8 @@ pub(crate) fn finish_into(parts: &[Vec<u64>], out: &mut Vec<[u32; 2]>) {
                 }
                 tmp.clear();
                 tmp.extend_from_slice(bk);
-                let mut at = count.clone();
+                at.clear();
+                at.extend_from_slice(count);
                 for &p in tmp.iter() {
                     let slot = &mut at[(p[0] - i0) as usize];
                     bk[*slot as usize] = p;
