@@ -40,10 +40,10 @@ use wide::f32x8;
 const CHUNK: usize = 4096;
 /// Bits of the quantised lower bound along the sweep axis (exact in an `f32`).
 const X_BITS_MAX: u32 = 24;
-/// Fewer x bits than this in a u64 entry: use u128 entries instead.
+/// Fewer x bits than this (or than wanted) in a u64 entry: use u128 entries instead.
 const X_BITS_MIN: u32 = 12;
-/// The `qx` precision aimed at (a 65536th of the scene's extent along the sweep axis).
-const X_BITS_WANT: u32 = 16;
+/// The least `qx` precision (a 256th of the grid's extent along the sweep axis).
+const X_BITS_LEAST: u32 = 8;
 
 /// A cell-entry record: a radix-sortable integer (see the module header for the fields).
 pub(crate) trait Entry: RadixKey + Ord {
@@ -122,6 +122,16 @@ impl Layout {
     pub fn pack(&self, start_shifted: u64, level: u32, qx: u32, first: u32, id: u32) -> u128 {
         let cell = (start_shifted as u128) << self.lvl_bits | (self.l_max - level) as u128;
         ((cell << self.x_bits | qx as u128) << self.c | first as u128) << self.id_bits | id as u128
+    }
+    /// The start field of [`Self::pack`] alone.
+    #[inline(always)]
+    pub fn start_bits(&self, start_shifted: u64) -> u128 {
+        (start_shifted as u128) << (self.cell_from() + self.lvl_bits)
+    }
+    /// The first-flags field of [`Self::pack`] alone.
+    #[inline(always)]
+    pub fn first_bits(&self, first: u32) -> u128 {
+        (first as u128) << self.id_bits
     }
     #[inline(always)]
     pub fn first<T: Entry>(&self, e: T) -> u32 {
@@ -340,8 +350,17 @@ fn prefetch<T>(b: &T) {
 impl<const D: usize> Columns<D> {
     /// Chooses every box's level (in 1D every box is in the one column, level 0). `bounds` are the grid bounds (finite),
     /// `per_box` the expected tests a box of a whole-scene sweep along `ax` (the density
-    /// along the sweep axis, for the cost model).
-    pub fn plan(&mut self, boxes: &[Aabb<D>], config: &Config<D>, bounds: Aabb<D>, ax: usize, per_box: f64) {
+    /// along the sweep axis, for the cost model), `mean_ext` the boxes' mean extent along
+    /// `ax` (for the `qx` precision).
+    pub fn plan(
+        &mut self,
+        boxes: &[Aabb<D>],
+        config: &Config<D>,
+        bounds: Aabb<D>,
+        ax: usize,
+        per_box: f64,
+        mean_ext: f64,
+    ) {
         let m = config.margin;
         let bits = grid_bits(D);
         let c = D as u32 - 1;
@@ -366,6 +385,7 @@ impl<const D: usize> Columns<D> {
             .enumerate()
             .map(|(ci, part)| {
                 let (mut l_min, mut l_max, mut cells) = (u32::MAX, 0, 0usize);
+                let mut memo = LevelCache::new();
                 for (j, b) in part.iter().enumerate() {
                     let i = ci * CHUNK + j;
                     let g = b.grown(m);
@@ -374,7 +394,7 @@ impl<const D: usize> Columns<D> {
                     } else {
                         let qlo = cols.map(|k| quant.coord(k, g.min[k]));
                         let qhi = cols.map(|k| quant.coord(k, g.max[k]));
-                        let (l, count) = model.choose(qlo, qhi);
+                        let (l, count) = memo.choose(&model, qlo, qhi);
                         l_min = l_min.min(l);
                         l_max = l_max.max(l);
                         (l, count)
@@ -405,13 +425,24 @@ impl<const D: usize> Columns<D> {
         // At least one key bit, so that shifts stay below the width when every box is a
         // whole-grid column.
         let key_bits = (c * (bits - l_min)).max(1);
-        // `qx` precision: enough that the sort's last digit is full (PERF: a 36-bit key took
-        // four 11-bit radix passes where 33 bits take three), at least X_BITS_WANT.
+        // `qx` precision: a step of at most a quarter of the mean extent along the sweep
+        // axis (a coarser `qx` widens every sweep window by up to a step; a finer one costs
+        // sort passes), then as many more bits as fill the sort's last digit. PERF: at 1M
+        // uniform 3D boxes 21 `qx` bits took three 11-bit passes, 10 take two, for 8% more
+        // candidates (docs/BENCHMARKS.md).
+        let span = bounds.max[ax] as f64 - bounds.min[ax] as f64;
+        let want = if mean_ext > 0.0 && span > 0.0 {
+            ((4.0 * span / mean_ext).log2().ceil() as u32).clamp(X_BITS_LEAST, X_BITS_MAX)
+        } else if span > 0.0 {
+            X_BITS_MAX
+        } else {
+            X_BITS_LEAST
+        };
         let other = lvl_bits + key_bits;
-        let digits = (other + X_BITS_WANT).div_ceil(crate::radix_sort::DIGIT);
-        let mut x_bits = (digits * crate::radix_sort::DIGIT - other).clamp(X_BITS_MIN, X_BITS_MAX).min(bits);
+        let digits = (other + want).div_ceil(crate::radix_sort::DIGIT);
+        let mut x_bits = (digits * crate::radix_sort::DIGIT - other).clamp(want, X_BITS_MAX).min(bits);
         let rest = id_bits + c + other;
-        if rest + x_bits > 64 && rest + X_BITS_MIN <= 64 {
+        if rest + x_bits > 64 && rest + want.min(X_BITS_MIN) <= 64 {
             x_bits = 64 - rest;
         }
         self.x_shift = bits - x_bits;
@@ -462,32 +493,29 @@ impl<const D: usize> Columns<D> {
                 let qx = self.qx_of(g.min[self.ax]);
                 let c0 = cols.map(|k| shr32(self.quant.coord(k, g.min[k]), l));
                 let c1 = cols.map(|k| shr32(self.quant.coord(k, g.max[k]), l));
+                // Every field but the column start and the first flags is the box's.
+                let base = lay.pack(0, l, qx, 0, i as u32);
                 let shift = c * (l - lay.l_min);
-                let mut p = c0;
-                loop {
-                    let mut first = 0;
-                    for k in 0..c as usize {
-                        first |= ((p[k] == c0[k]) as u32) << k;
-                    }
-                    let start = shl64(col_code(c, p), shift);
-                    dst[at] = T::from_u128(lay.pack(start, l, qx, first, i as u32));
+                let mut put = |code: u64, first: u32| {
+                    dst[at] = T::from_u128(base | lay.start_bits(shl64(code, shift)) | lay.first_bits(first));
                     at += 1;
-                    // Odometer over the column axes.
-                    let mut k = 0;
-                    loop {
-                        if k == c as usize {
-                            break;
+                };
+                match c {
+                    2 => {
+                        for y in c0[1]..=c1[1] {
+                            let my = col_code(2, [0, y]);
+                            let fy = ((y == c0[1]) as u32) << 1;
+                            for x in c0[0]..=c1[0] {
+                                put(col_code(2, [x, 0]) | my, (x == c0[0]) as u32 | fy);
+                            }
                         }
-                        if p[k] < c1[k] {
-                            p[k] += 1;
-                            break;
+                    }
+                    1 => {
+                        for x in c0[0]..=c1[0] {
+                            put(x as u64, (x == c0[0]) as u32);
                         }
-                        p[k] = c0[k];
-                        k += 1;
                     }
-                    if k == c as usize {
-                        break;
-                    }
+                    _ => put(0, 0),
                 }
             }
             debug_assert_eq!(at, dst.len());
@@ -644,15 +672,28 @@ impl LevelModel {
         n
     }
 
-    /// The level of a box with quantised column-axis corners `qlo..=qhi`, and its count.
-    #[inline]
+    /// The level of a box with quantised column-axis corners `qlo..=qhi`, and its count
+    /// (at most `max(budget, 2^c)`).
+    #[cfg(test)]
     pub fn choose(&self, qlo: [u32; 2], qhi: [u32; 2]) -> (u32, u64) {
+        let class = size_classes(self.c, &qlo, &qhi);
+        let l = self.level(class);
+        (l, count_at(self.c, &qlo, &qhi, l))
+    }
+
+    /// The level of every box whose extents fall in the size classes `class` (see
+    /// [`size_class`]): a function of the classes alone, so that [`LevelCache`] can keep it.
+    /// The model is evaluated at the classes' largest extents, and the budget holds for
+    /// any box of the classes wherever it lies.
+    fn level(&self, class: [u32; 2]) -> u32 {
         let (c, bits) = (self.c, self.bits);
         let mut ext = [0.0; 2];
         let mut widest = 0u32;
+        let mut top = [0u32; 2];
         for k in 0..c as usize {
-            widest = widest.max(qhi[k] - qlo[k]);
-            ext[k] = (qhi[k] - qlo[k]) as f64;
+            top[k] = class_max(class[k]);
+            widest = widest.max(top[k]);
+            ext[k] = top[k] as f64;
         }
         let mut l = (u32::BITS - widest.leading_zeros()).min(bits);
         let mut here = self.cost(&ext, l);
@@ -665,18 +706,92 @@ impl LevelModel {
             l += 1;
             here = up;
         }
-        // Finer while it pays, within the budget.
+        // Finer while it pays, within the budget. The seed's level may exceed the budget
+        // only for budgets below 2^c (rejected by Config::validate).
         while l > 0 {
             let down = self.cost(&ext, l - 1);
-            if down >= here || count_at(c, &qlo, &qhi, l - 1) > self.budget {
+            if down >= here || most_at(c, &top, l - 1) > self.budget {
                 break;
             }
             l -= 1;
             here = down;
         }
-        // The seed's level may exceed the budget only for budgets below 2^c (rejected by
-        // Config::validate), so the count is at most max(budget, 2^c).
-        (l, count_at(c, &qlo, &qhi, l))
+        l
+    }
+}
+
+/// The size class of an extent of `e` grid units: `e` itself below 8, else its leading
+/// four bits with their position (classes 8..=239, each within 12.5% of its extents).
+#[inline(always)]
+fn size_class(e: u32) -> u32 {
+    if e < 8 {
+        e
+    } else {
+        let p = 31 - e.leading_zeros();
+        (p - 2) * 8 + (e >> (p - 3) & 7)
+    }
+}
+
+/// The largest extent of size class `k`.
+#[inline(always)]
+fn class_max(k: u32) -> u32 {
+    if k < 8 {
+        k
+    } else {
+        let (p, mant) = (k / 8 + 2, (k % 8) as u64);
+        (((9 + mant) << (p - 3)) - 1).min(u32::MAX as u64) as u32
+    }
+}
+
+/// The size classes of a box's extents on the column axes.
+#[inline(always)]
+fn size_classes(c: u32, qlo: &[u32; 2], qhi: &[u32; 2]) -> [u32; 2] {
+    let mut k = [0; 2];
+    for a in 0..c as usize {
+        k[a] = size_class(qhi[a] - qlo[a]);
+    }
+    k
+}
+
+/// The most columns a box of extents up to `top` can span at level `l`, wherever it lies.
+#[inline(always)]
+fn most_at(c: u32, top: &[u32; 2], l: u32) -> u64 {
+    let mut n = 1u64;
+    for &e in top.iter().take(c as usize) {
+        n *= (e as u64 >> l) + 2;
+    }
+    n
+}
+
+/// A memo of [`LevelModel::level`] by size classes, direct-mapped. PERF: evaluating the
+/// model per box took about 30 ns (a chain of dependent multiplies and branches) and a
+/// third of the frame's plan at 1M boxes; a scene has few distinct size classes.
+pub(crate) struct LevelCache {
+    tag: [u32; LEVEL_CACHE],
+    level: [u8; LEVEL_CACHE],
+}
+const LEVEL_CACHE: usize = 512;
+
+impl LevelCache {
+    pub fn new() -> Self {
+        Self { tag: [u32::MAX; LEVEL_CACHE], level: [0; LEVEL_CACHE] }
+    }
+
+    /// [`LevelModel::choose`], remembered by size class.
+    #[inline(always)]
+    pub fn choose(&mut self, model: &LevelModel, qlo: [u32; 2], qhi: [u32; 2]) -> (u32, u64) {
+        let class = size_classes(model.c, &qlo, &qhi);
+        let tag = class[0] | class[1] << 8;
+        let slot = (class[0] ^ class[1].wrapping_mul(37)) as usize % LEVEL_CACHE;
+        let l = if self.tag[slot] == tag {
+            self.level[slot] as u32
+        } else {
+            let l = model.level(class);
+            self.tag[slot] = tag;
+            self.level[slot] = l as u8;
+            l
+        };
+        (l, count_at(model.c, &qlo, &qhi, l))
     }
 }
 
@@ -941,5 +1056,46 @@ mod tests {
         assert_eq!(choose(1, [5, 0], [5, 0], 16, 32, 1.0), (0, 1));
         assert_eq!(choose(2, [0; 2], [(1 << 21) - 1; 2], 8, 21, 0.0), (21, 1));
         assert_eq!(choose(1, [0, 0], [u32::MAX, 0], 4, 32, 0.0), (32, 1));
+    }
+
+    #[test]
+    fn size_classes_bound_their_extents() {
+        let mut r = crate::scene::Rng::new(5);
+        let sample = (0..70_000u32).chain((0..100_000).map(|_| r.next_u64() as u32 >> (r.next_u64() % 32)));
+        for e in sample.chain([u32::MAX, u32::MAX - 1, 1 << 31]) {
+            let k = size_class(e);
+            assert!(k < 240, "{e}");
+            let top = class_max(k);
+            assert!(top >= e && size_class(top) == k, "e={e} k={k} top={top}");
+            // Within 12.5% of the class's largest extent.
+            assert!(top as u64 - e as u64 <= (top as u64 >> 3), "e={e} top={top}");
+            if e > 0 {
+                assert!(size_class(e - 1) <= k);
+            }
+        }
+    }
+
+    #[test]
+    fn cached_levels_match_the_model_and_keep_the_budget() {
+        let mut r = crate::scene::Rng::new(11);
+        for &(c, bits, budget, lambda) in &[(2, 21, 8, 1e-9), (2, 21, 64, 1e-3), (1, 32, 4, 1e-6), (1, 32, 4096, 1.0)] {
+            let model = LevelModel::new(c, bits, budget, lambda);
+            let mut memo = LevelCache::new();
+            for _ in 0..20_000 {
+                let top = (1u64 << bits) - 1;
+                let mut qlo = [0u32; 2];
+                let mut qhi = [0u32; 2];
+                for k in 0..c as usize {
+                    let a = (r.next_u64() % (top + 1)) as u32;
+                    let w = (r.next_u64() >> (r.next_u64() % 64)) as u32;
+                    qlo[k] = a;
+                    qhi[k] = (a as u64 + w as u64).min(top) as u32;
+                }
+                let (l, n) = model.choose(qlo, qhi);
+                assert_eq!(memo.choose(&model, qlo, qhi), (l, n));
+                assert!(n <= budget.max(1 << c), "{qlo:?} {qhi:?} l={l} n={n}");
+                assert_eq!(n, count_at(c, &qlo, &qhi, l));
+            }
+        }
     }
 }

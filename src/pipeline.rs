@@ -93,7 +93,7 @@ impl<const D: usize> Broadphase<D> {
         };
         let bounds =
             Aabb { min: bounds.min.map(|x| x.max(f32::MIN)), max: bounds.max.map(|x| x.min(f32::MAX)) };
-        self.cols.plan(boxes, &self.config, bounds, axis, per_box);
+        self.cols.plan(boxes, &self.config, bounds, axis, per_box, scan.mean_extent(axis));
         self.stats.t_store = t0.elapsed();
         if self.cols.layout.bits() <= 64 {
             run(

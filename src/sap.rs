@@ -279,6 +279,15 @@ impl<const D: usize> AxisStats<D> {
         }
     }
 
+    /// The mean extent of the boxes added along axis `k` (0 when none).
+    pub fn mean_extent(&self, k: usize) -> f64 {
+        if self.count > 0.0 {
+            self.ext[k] / self.count
+        } else {
+            0.0
+        }
+    }
+
     /// Live boxes added.
     pub fn count(&self) -> usize {
         self.count as usize
