@@ -861,6 +861,7 @@ impl<const D: usize> Columns<D> {
                     refine,
                     out: std::mem::take(part),
                     uniq: Vec::new(),
+                    corner: Vec::new(),
                     counts: SweepCounts::default(),
                 };
                 let (from, to) = (bounds[c], bounds[c + 1].max(bounds[c]));
@@ -883,6 +884,8 @@ struct Walker<'a, const D: usize, T> {
     out: Vec<u64>,
     /// Distinct boxes of a range, `(id, row)` (RDC path).
     uniq: Vec<(u32, u32)>,
+    /// Corners of a run's boxes ([`Columns::corner`]; range path).
+    corner: Vec<u64>,
     counts: SweepCounts,
 }
 
@@ -946,6 +949,11 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
             reach = reach.max(cols.qxh[x] - cols.qx[x]);
         }
         let run_qx = &cols.qx[a..b];
+        // The run boxes' corners, once per run (PERF: computed per hit they were 15% of the
+        // 1M varied 3D frame).
+        let mut corner = std::mem::take(&mut self.corner);
+        corner.clear();
+        corner.extend((a..b).map(|x| cols.corner(x)));
         let mut tested = 0;
         // The range is a sequence of runs, each sorted by `qx`: within one the window's
         // start only moves forward (a merge); a new one starts with a binary search.
@@ -964,11 +972,12 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
             prev = qy;
             let (ey, out) = (e[y], &mut self.out);
             tested += cols.scan(&by, qh, a + from, b, |x| {
-                if lay.owns(ey, cols.corner(x)) {
+                if lay.owns(ey, corner[x - a]) {
                     out.push(crate::pairs::key(lay.id(e[x]), lay.id(ey)));
                 }
             });
         }
+        self.corner = corner;
         self.counts.candidates += tested;
         self.counts.exact_tests += tested;
     }
