@@ -496,8 +496,38 @@ impl<const D: usize> Columns<D> {
                 // Every field but the column start and the first flags is the box's.
                 let base = lay.pack(0, l, qx, 0, i as u32);
                 let shift = c * (l - lay.l_min);
+                let entry = |code: u64, first: u32| {
+                    T::from_u128(base | lay.start_bits(shl64(code, shift)) | lay.first_bits(first))
+                };
+                let (nx, ny) = (c1[0] - c0[0], c1[1] - c0[1]);
+                // PERF: a box spans one or two columns per axis at its seed level, in no
+                // predictable pattern; loops over them mispredicted their exits. Here the
+                // common case writes every candidate entry and advances by the real ones:
+                // a slot written beyond the box's entries is rewritten by the next box
+                // (boxes write in order), so only a box within 2^c slots of the end of
+                // the chunk's slice takes the loops.
+                if c == 2 && nx <= 1 && ny <= 1 && at + 4 <= dst.len() {
+                    let (x0, x1) = (col_code(2, [c0[0], 0]), col_code(2, [c1[0], 0]));
+                    let (y0, y1) = (col_code(2, [0, c0[1]]), col_code(2, [0, c1[1]]));
+                    dst[at] = entry(x0 | y0, 3);
+                    at += 1;
+                    dst[at] = entry(x1 | y0, 2);
+                    at += nx as usize;
+                    dst[at] = entry(x0 | y1, 1);
+                    at += ny as usize;
+                    dst[at] = entry(x1 | y1, 0);
+                    at += (nx & ny) as usize;
+                    continue;
+                }
+                if c == 1 && nx <= 1 && at + 2 <= dst.len() {
+                    dst[at] = entry(c0[0] as u64, 1);
+                    at += 1;
+                    dst[at] = entry(c1[0] as u64, 0);
+                    at += nx as usize;
+                    continue;
+                }
                 let mut put = |code: u64, first: u32| {
-                    dst[at] = T::from_u128(base | lay.start_bits(shl64(code, shift)) | lay.first_bits(first));
+                    dst[at] = entry(code, first);
                     at += 1;
                 };
                 match c {
