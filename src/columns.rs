@@ -1020,11 +1020,18 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         for i in a..b {
             let (fi, oi) = (lay.first(e[i]), lay.id(e[i]));
             let out = &mut self.out;
-            tested += cols.scan(&cols.get(i), cols.qxh[i], i + 1, b, |_| 0xff, |y| {
-                if fi | lay.first(e[y]) == all {
-                    out.push(crate::pairs::key(oi, lay.id(e[y])));
-                }
-            });
+            tested += cols.scan(
+                &cols.get(i),
+                cols.qxh[i],
+                i + 1,
+                b,
+                |_| 0xff,
+                |y| {
+                    if fi | lay.first(e[y]) == all {
+                        out.push(crate::pairs::key(oi, lay.id(e[y])));
+                    }
+                },
+            );
         }
         self.counts.candidates += tested;
         self.counts.exact_tests += tested;
@@ -1205,7 +1212,9 @@ mod tests {
     #[test]
     fn cached_levels_match_the_model_and_keep_the_budget() {
         let mut r = crate::scene::Rng::new(11);
-        for &(c, bits, budget, lambda) in &[(2, 21, 8, 1e-9), (2, 21, 64, 1e-3), (1, 32, 4, 1e-6), (1, 32, 4096, 1.0)] {
+        for &(c, bits, budget, lambda) in
+            &[(2, 21, 8, 1e-9), (2, 21, 64, 1e-3), (1, 32, 4, 1e-6), (1, 32, 4096, 1.0)]
+        {
             let model = LevelModel::new(c, bits, budget, lambda);
             let mut memo = LevelCache::new();
             for _ in 0..20_000 {
@@ -1229,17 +1238,21 @@ mod tests {
     #[test]
     fn owner_box_is_owns() {
         let mut r = crate::scene::Rng::new(3);
-        for &(c, bits, l_min, l_max) in &[(2u32, 21u32, 3u32, 9u32), (2, 21, 0, 21), (1, 32, 5, 32), (1, 32, 0, 2)] {
+        for &(c, bits, l_min, l_max) in
+            &[(2u32, 21u32, 3u32, 9u32), (2, 21, 0, 21), (1, 32, 5, 32), (1, 32, 0, 2)]
+        {
             let lvl_bits = u32::BITS - (l_max - l_min).leading_zeros();
-            let lay = Layout { id_bits: 10, c, x_bits: 8, lvl_bits, key_bits: c * (bits - l_min), l_min, l_max };
+            let lay =
+                Layout { id_bits: 10, c, x_bits: 8, lvl_bits, key_bits: c * (bits - l_min), l_min, l_max };
             let top = (1u64 << bits) - 1;
             for _ in 0..20_000 {
                 let level = l_min + (r.next_u64() % (l_max - l_min + 1) as u64) as u32;
                 // A column at `level` near a random corner, and a corner in or near it.
                 let q: [u32; 2] = std::array::from_fn(|_| (r.next_u64() & top) as u32);
                 let col: [u32; 2] = q.map(|v| shr32(v, level));
-                let start = shl64(col_code(c, col.map(|v| (v as u64).checked_shl(level).unwrap_or(0) as u32)), 0)
-                    >> (c * l_min);
+                let start =
+                    shl64(col_code(c, col.map(|v| (v as u64).checked_shl(level).unwrap_or(0) as u32)), 0)
+                        >> (c * l_min);
                 let first = (r.next_u64() & 3) as u32 & low_mask(c) as u32;
                 let e = lay.pack(start, level, 0, first, 1) as u64;
                 let near: [u32; 2] = std::array::from_fn(|k| {
@@ -1251,7 +1264,11 @@ mod tests {
                 let ma = col_code(c, near).checked_shr(c * l_min).unwrap_or(0);
                 let (lb, ub) = lay.owner_box(e);
                 let inside = (0..c as usize).all(|k| lb[k] <= biased(near[k]) && biased(near[k]) <= ub[k]);
-                assert_eq!(lay.owns(e, ma), inside, "c={c} level={level} first={first} q={q:?} near={near:?}");
+                assert_eq!(
+                    lay.owns(e, ma),
+                    inside,
+                    "c={c} level={level} first={first} q={q:?} near={near:?}"
+                );
             }
         }
     }

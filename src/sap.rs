@@ -403,7 +403,8 @@ pub(crate) fn scan_scene<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> Axis
         .map(|c| {
             // PERF: min and max as compares (one instruction each; `f32::min` adds NaN
             // fix-ups, and a NaN box is reported invalid anyway), in f32 where exact.
-            let (mut lo, mut hi_lo, mut hi) = ([f32::INFINITY; D], [f32::NEG_INFINITY; D], [f32::NEG_INFINITY; D]);
+            let (mut lo, mut hi_lo, mut hi) =
+                ([f32::INFINITY; D], [f32::NEG_INFINITY; D], [f32::NEG_INFINITY; D]);
             let mut ext = [0.0f64; D];
             let mut count = 0usize;
             let mut ok = true;
