@@ -47,7 +47,7 @@ const X_BITS_MIN: u32 = 12;
 const X_BITS_LEAST: u32 = 8;
 
 /// A cell-entry record: a radix-sortable integer (see the module header for the fields).
-pub(crate) trait Entry: RadixKey + Ord {
+pub(crate) trait Entry: RadixKey + Ord + bytemuck::Pod {
     fn from_u128(v: u128) -> Self;
     fn to_u128(self) -> u128;
     /// The low 64 bits of `self >> s` (every field but the column fits 64 bits).
@@ -921,15 +921,19 @@ impl SweepCounts {
 }
 
 impl<const D: usize> Columns<D> {
-    /// Sweeps the sorted, gathered `entries` into one vector of pair keys per chunk, in
-    /// chunk order (`parts` is resized to the chunk count; its vectors are reused).
+    /// Sweeps the sorted, gathered `entries` into pair keys. Chunk `c` writes its keys
+    /// into its share of `pool` (idle memory, e.g. the radix scratch: as many keys as the
+    /// chunk has entries times `pool.len() / entries.len()`) and, past that, into
+    /// `parts[c]` (resized to the chunk count; its vectors are reused). Returns the counts
+    /// and, per chunk, the `(start, len)` of the keys it left in `pool`.
     pub fn sweep<T: Entry>(
         &self,
         entries: &[T],
         crowded_threshold: u32,
         refine: Refine,
+        pool: &mut [u64],
         parts: &mut Vec<Vec<u64>>,
-    ) -> SweepCounts {
+    ) -> (SweepCounts, Vec<(usize, usize)>) {
         let n = entries.len();
         let lay = self.layout;
         let chunks = if n < 8192 { 1 } else { (n / 8192).min(rayon::current_num_threads() * 16).max(1) };
@@ -941,10 +945,21 @@ impl<const D: usize> Columns<D> {
         }
         parts.resize_with(chunks, Vec::new);
         parts.truncate(chunks);
-        let counts: Vec<SweepCounts> = parts
+        // Each chunk's share of the pool, in proportion to its entries.
+        let per = if n == 0 { 0 } else { pool.len() / n };
+        let mut shares = Vec::with_capacity(chunks);
+        let mut rest = &mut pool[..n * per];
+        for c in 0..chunks {
+            let len = (bounds[c + 1].max(bounds[c]) - bounds[c]) * per;
+            let (head, tail) = rest.split_at_mut(len.min(rest.len()));
+            shares.push(head);
+            rest = tail;
+        }
+        let res: Vec<(SweepCounts, usize)> = parts
             .par_iter_mut()
+            .zip(shares.into_par_iter())
             .enumerate()
-            .map(|(c, part)| {
+            .map(|(c, (part, share))| {
                 part.clear();
                 let mut w = Walker {
                     cols: self,
@@ -952,18 +967,46 @@ impl<const D: usize> Columns<D> {
                     lay,
                     threshold: crowded_threshold as u64,
                     refine,
-                    out: std::mem::take(part),
+                    out: Sink { buf: share, len: 0, spill: std::mem::take(part) },
                     uniq: Vec::new(),
                     corner: [Vec::new(), Vec::new()],
                     counts: SweepCounts::default(),
                 };
                 let (from, to) = (bounds[c], bounds[c + 1].max(bounds[c]));
                 w.walk(from, to);
-                *part = w.out;
-                w.counts
+                *part = w.out.spill;
+                (w.counts, w.out.len)
             })
             .collect();
-        counts.iter().fold(SweepCounts::default(), |a, &r| a.add(r))
+        let mut start = 0;
+        let mut used = Vec::with_capacity(chunks);
+        for (c, &(_, len)) in res.iter().enumerate() {
+            used.push((start, len));
+            start += (bounds[c + 1].max(bounds[c]) - bounds[c]) * per;
+        }
+        (res.iter().fold(SweepCounts::default(), |a, r| a.add(r.0)), used)
+    }
+}
+
+/// Where a chunk's pair keys go: a fixed slice first, then a growable spill vector.
+/// PERF (memory): the slice is the radix scratch, idle during the sweep, so pairs up to
+/// one per entry cost no memory of their own (1M clustered 3D: 138 to under 128 bytes a
+/// box, docs/BENCHMARKS.md).
+struct Sink<'a> {
+    buf: &'a mut [u64],
+    len: usize,
+    spill: Vec<u64>,
+}
+
+impl Sink<'_> {
+    #[inline(always)]
+    fn push(&mut self, k: u64) {
+        if let Some(slot) = self.buf.get_mut(self.len) {
+            *slot = k;
+            self.len += 1;
+        } else {
+            self.spill.push(k);
+        }
     }
 }
 
@@ -974,7 +1017,7 @@ struct Walker<'a, const D: usize, T> {
     lay: Layout,
     threshold: u64,
     refine: Refine,
-    out: Vec<u64>,
+    out: Sink<'a>,
     /// Distinct boxes of a range, `(id, row)` (RDC path).
     uniq: Vec<(u32, u32)>,
     /// Per column axis, the run boxes' quantised lower corners, [`biased`] (range path).

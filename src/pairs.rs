@@ -25,6 +25,7 @@ pub(crate) fn key(a: u32, b: u32) -> u64 {
 /// Concatenates `parts`, sorts, checks, and returns the pairs.
 pub(crate) fn finish(parts: Vec<Vec<u64>>) -> Vec<[u32; 2]> {
     let mut out = Vec::new();
+    let parts: Vec<&[u64]> = parts.iter().map(Vec::as_slice).collect();
     finish_into(&parts, &mut out);
     out
 }
@@ -36,12 +37,12 @@ pub(crate) fn finish(parts: Vec<Vec<u64>>) -> Vec<[u32; 2]> {
 /// cache, in parallel. The output is the only pair buffer besides the sweep's parts.
 /// PERF: against a full LSD radix sort of the keys (5 to 6 passes plus a conversion),
 /// measured in `docs/BENCHMARKS.md`.
-pub(crate) fn finish_into(parts: &[Vec<u64>], out: &mut Vec<[u32; 2]>) {
-    let total: usize = parts.iter().map(Vec::len).sum();
+pub(crate) fn finish_into(parts: &[&[u64]], out: &mut Vec<[u32; 2]>) {
+    let total: usize = parts.iter().map(|p| p.len()).sum();
     out.clear();
     let split = |k: u64| [(k >> 32) as u32, k as u32];
     if total < 4096 {
-        out.extend(parts.iter().flatten().map(|&k| split(k)));
+        out.extend(parts.iter().flat_map(|p| p.iter()).map(|&k| split(k)));
         out.sort_unstable();
     } else {
         let max_i = parts.par_iter().map(|p| p.iter().map(|k| k >> 32).max().unwrap_or(0)).max().unwrap_or(0);
@@ -55,7 +56,7 @@ pub(crate) fn finish_into(parts: &[Vec<u64>], out: &mut Vec<[u32; 2]>) {
             .par_iter()
             .map(|p| {
                 let mut h = vec![0u32; nb];
-                for &k in p {
+                for &k in p.iter() {
                     h[(k >> shift) as usize] += 1;
                 }
                 h
@@ -78,7 +79,7 @@ pub(crate) fn finish_into(parts: &[Vec<u64>], out: &mut Vec<[u32; 2]>) {
         let dst = SendPtr(out.as_mut_ptr());
         parts.par_iter().zip(offs.into_par_iter()).for_each(|(p, mut off)| {
             let dst = dst;
-            for &k in p {
+            for &k in p.iter() {
                 let b = (k >> shift) as usize;
                 // SAFETY: each part owns the disjoint slots offs[part][b]..+hists[part][b] of
                 // `out` (length total), and off[b] stays inside them.

@@ -159,7 +159,9 @@ fn run<const D: usize, T: Entry>(
 
     let t = Instant::now();
     cols.gather(boxes, config.margin, entries);
-    let counts = cols.sweep(entries, config.crowded_threshold, config.refine, parts);
+    // The radix scratch is idle from here on: the sweep keeps pair keys in it first.
+    let pool: &mut [u64] = bytemuck::cast_slice_mut(&mut scratch[..]);
+    let (counts, used) = cols.sweep(entries, config.crowded_threshold, config.refine, pool, parts);
     stats.candidates = counts.candidates;
     stats.exact_tests = counts.exact_tests;
     stats.crowded_cells = counts.crowded;
@@ -167,7 +169,13 @@ fn run<const D: usize, T: Entry>(
     stats.t_sweep = t.elapsed();
 
     let t = Instant::now();
-    crate::pairs::finish_into(parts, out);
+    let pool: &[u64] = bytemuck::cast_slice(&scratch[..]);
+    let mut keys: Vec<&[u64]> = Vec::with_capacity(2 * parts.len());
+    for (&(start, len), spill) in used.iter().zip(parts.iter()) {
+        keys.push(&pool[start..start + len]);
+        keys.push(spill);
+    }
+    crate::pairs::finish_into(&keys, out);
     stats.t_pairs = t.elapsed();
 }
 

@@ -385,6 +385,7 @@ pub(crate) fn sweep_into<const D: usize>(
             (part, t)
         })
         .unzip();
+    let parts: Vec<&[u64]> = parts.iter().map(Vec::as_slice).collect();
     crate::pairs::finish_into(&parts, out);
     tests.iter().sum()
 }
