@@ -946,7 +946,7 @@ impl<const D: usize> Columns<D> {
         parts.resize_with(chunks, Vec::new);
         parts.truncate(chunks);
         // Each chunk's share of the pool, in proportion to its entries.
-        let per = if n == 0 { 0 } else { pool.len() / n };
+        let per = pool.len().checked_div(n).unwrap_or(0);
         let mut shares = Vec::with_capacity(chunks);
         let mut rest = &mut pool[..n * per];
         for c in 0..chunks {
