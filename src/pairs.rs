@@ -14,6 +14,12 @@ use rayon::prelude::*;
 /// PERF: at 11.2M pairs (1M varied 3D, 1 thread) 512 pairs a bucket (2^15 buckets, a
 /// scatter that misses the TLB) took 210-225 ms, 16k-64k pairs 160-168 ms.
 const PAIRS_PER_BUCKET: usize = 32768;
+/// First indices a bucket aims at: the counting sort's cursors stay in L1. PERF: with
+/// buckets sized by pairs alone, 0.87M pairs (1M uniform 3D) made 32 buckets of 32k
+/// indices, whose 128 KiB cursor arrays were cleared, summed and copied per bucket.
+const IDS_PER_BUCKET: usize = 4096;
+/// At most this many buckets: the MSD scatter writes to each at once.
+const MAX_BUCKET_BITS: u32 = 10;
 
 /// The pair key of boxes `a != b` (order-free).
 #[inline(always)]
@@ -23,21 +29,22 @@ pub(crate) fn key(a: u32, b: u32) -> u64 {
 }
 
 /// Concatenates `parts`, sorts, checks, and returns the pairs.
-pub(crate) fn finish(parts: Vec<Vec<u64>>) -> Vec<[u32; 2]> {
+pub(crate) fn finish(parts: Vec<Vec<u64>>, n_ids: usize) -> Vec<[u32; 2]> {
     let mut out = Vec::new();
     let parts: Vec<&[u64]> = parts.iter().map(Vec::as_slice).collect();
-    finish_into(&parts, &mut out);
+    finish_into(&parts, n_ids, &mut out);
     out
 }
 
 /// [`finish`] writing into `out` (cleared first).
 ///
 /// One MSD pass scatters the keys, as `[i, j]`, straight into `out`, bucketed by the high
-/// bits of `i` (about [`PAIRS_PER_BUCKET`] pairs a bucket); then each bucket is sorted where it lies, in
+/// bits of `i` (about [`IDS_PER_BUCKET`] first indices and at most about
+/// [`PAIRS_PER_BUCKET`] pairs a bucket); then each bucket is sorted where it lies, in
 /// cache, in parallel. The output is the only pair buffer besides the sweep's parts.
 /// PERF: against a full LSD radix sort of the keys (5 to 6 passes plus a conversion),
 /// measured in `docs/BENCHMARKS.md`.
-pub(crate) fn finish_into(parts: &[&[u64]], out: &mut Vec<[u32; 2]>) {
+pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]>) {
     let total: usize = parts.iter().map(|p| p.len()).sum();
     out.clear();
     let split = |k: u64| [(k >> 32) as u32, k as u32];
@@ -45,11 +52,14 @@ pub(crate) fn finish_into(parts: &[&[u64]], out: &mut Vec<[u32; 2]>) {
         out.extend(parts.iter().flat_map(|p| p.iter()).map(|&k| split(k)));
         out.sort_unstable();
     } else {
-        let max_i = parts.par_iter().map(|p| p.iter().map(|k| k >> 32).max().unwrap_or(0)).max().unwrap_or(0);
+        // Every index is below `n_ids` (the caller's box count: no pass over the keys).
+        let max_i = n_ids.saturating_sub(1) as u64;
         let ibits = u64::BITS - max_i.leading_zeros();
         // Enough buckets to keep every thread busy, few enough to stay in L2 and the TLB.
-        let want = (total / PAIRS_PER_BUCKET).max(8 * rayon::current_num_threads());
-        let bbits = (usize::BITS - want.leading_zeros()).min(16).min(ibits);
+        let want = (total / PAIRS_PER_BUCKET)
+            .max((max_i as usize + 1) / IDS_PER_BUCKET)
+            .max(8 * rayon::current_num_threads());
+        let bbits = (usize::BITS - want.leading_zeros()).min(MAX_BUCKET_BITS).min(ibits);
         let shift = 32 + ibits - bbits;
         let nb = 1usize << bbits;
         let hists: Vec<Vec<u32>> = parts

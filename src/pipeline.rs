@@ -175,7 +175,7 @@ fn run<const D: usize, T: Entry>(
         keys.push(&pool[start..start + len]);
         keys.push(spill);
     }
-    crate::pairs::finish_into(&keys, out);
+    crate::pairs::finish_into(&keys, boxes.len(), out);
     stats.t_pairs = t.elapsed();
 }
 

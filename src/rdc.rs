@@ -217,7 +217,7 @@ impl<const D: usize> Rdc<D> {
         let (mut recs, _) = self.prepare(boxes)?;
         let parts = self.kernel().run_parallel(&mut recs, true);
         let keys: Vec<Vec<u64>> = parts.into_iter().flat_map(|p| p.keys).collect();
-        Ok(crate::pairs::finish(keys))
+        Ok(crate::pairs::finish(keys, boxes.len()))
     }
 
     fn kernel(&self) -> Kernel<D> {

@@ -386,7 +386,7 @@ pub(crate) fn sweep_into<const D: usize>(
         })
         .unzip();
     let parts: Vec<&[u64]> = parts.iter().map(Vec::as_slice).collect();
-    crate::pairs::finish_into(&parts, out);
+    crate::pairs::finish_into(&parts, boxes.len(), out);
     tests.iter().sum()
 }
 
