@@ -84,8 +84,9 @@ pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]
             }
         }
         starts.push(run);
+        // PERF: no zero fill; the scatter writes every slot (a pass of 90 MB at 1M varied
+        // 3D boxes saved).
         out.reserve_exact(total);
-        out.resize(total, [0, 0]);
         let dst = SendPtr(out.as_mut_ptr());
         parts.par_iter().zip(offs.into_par_iter()).for_each(|(p, mut off)| {
             let dst = dst;
@@ -97,6 +98,9 @@ pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]
                 off[b] += 1;
             }
         });
+        // SAFETY: the parts' slot ranges partition 0..total (the prefix over the
+        // histograms), so the scatter initialised every slot below `total <= capacity`.
+        unsafe { out.set_len(total) };
         let mut buckets = Vec::with_capacity(nb);
         let mut rest = &mut out[..];
         for b in 0..nb {
