@@ -5,10 +5,11 @@
 //!   expected to be zero or are sorted on if inside the range).
 //! - Stable: yes (so sorting `(key, payload)` records by the key bits keeps payload order
 //!   among equal keys, which is what makes the pipeline's output independent of threads).
-//! - Digits that are constant across the input are skipped: one counting pass builds the
-//!   histograms of every digit at once, and a digit whose histogram has a single non-empty
-//!   bucket moves nothing. Keys of clustered scenes or coarse cells often vary in only two
-//!   or three bytes.
+//! - Digits that are constant across the input are skipped: each pass counts its digit
+//!   first, and a digit whose histogram has a single non-empty bucket moves nothing. Keys
+//!   of clustered scenes or coarse cells often vary in only two or three bytes. (An earlier
+//!   version counted every digit in one extra pass up front; the pass's own count does it
+//!   without reading the keys once more.)
 //! - Not in place: ping-pongs between `data` and a caller-owned `scratch` (grown, never
 //!   shrunk), and leaves the result in `data`.
 //! - Parallel: the input is cut into chunks; each chunk counts its digit, a prefix over
@@ -96,42 +97,13 @@ pub fn sort_slices<T: RadixKey>(data: &mut [T], scratch: &mut [T], bits: Range<u
     }
     let chunk_len = n.div_ceil(chunks);
     let shifts: Vec<u32> = (bits.start..hi).step_by(DIGIT as usize).collect();
-    let ndig = shifts.len();
-
-    // One counting pass for every digit: global histograms tell which digits are constant.
-    let count_all = |c: &[T]| {
-        let mut h = vec![[0u32; RADIX]; ndig];
-        for &v in c {
-            for (d, &s) in shifts.iter().enumerate() {
-                h[d][v.digit(s)] += 1;
-            }
-        }
-        h
-    };
-    let totals: Vec<[u32; RADIX]> = if chunks == 1 {
-        count_all(data)
-    } else {
-        data.par_chunks(chunk_len).map(count_all).reduce(
-            || vec![[0u32; RADIX]; ndig],
-            |mut a, b| {
-                for (x, y) in a.iter_mut().zip(&b) {
-                    for k in 0..RADIX {
-                        x[k] += y[k];
-                    }
-                }
-                a
-            },
-        )
-    };
 
     let mut swapped = false;
-    for (d, &shift) in shifts.iter().enumerate() {
-        if totals[d].iter().any(|&c| c as usize == n) {
-            continue; // constant digit: nothing would move
-        }
+    for &shift in &shifts {
         let (src, dst) = if swapped { (&*scratch, &mut *data) } else { (&*data, &mut *scratch) };
-        scatter_pass(src, dst, shift, chunk_len);
-        swapped = !swapped;
+        if scatter_pass(src, dst, shift, chunk_len) {
+            swapped = !swapped;
+        }
     }
     swapped
 }
@@ -172,8 +144,9 @@ unsafe impl<T: Send> Send for SendPtr<T> {}
 // SAFETY: as above.
 unsafe impl<T: Send> Sync for SendPtr<T> {}
 
-/// One stable counting-sort pass of `src` into `dst` on the digit at `shift`.
-fn scatter_pass<T: RadixKey>(src: &[T], dst: &mut [T], shift: u32, chunk_len: usize) {
+/// One stable counting-sort pass of `src` into `dst` on the digit at `shift`; false (and
+/// nothing written) when the digit is the same for every record.
+fn scatter_pass<T: RadixKey>(src: &[T], dst: &mut [T], shift: u32, chunk_len: usize) -> bool {
     let count = |c: &[T]| {
         let mut h = [0u32; RADIX];
         for &v in c {
@@ -186,6 +159,16 @@ fn scatter_pass<T: RadixKey>(src: &[T], dst: &mut [T], shift: u32, chunk_len: us
     } else {
         src.par_chunks(chunk_len).map(count).collect()
     };
+    // A constant digit moves nothing.
+    for b in 0..RADIX {
+        let total: usize = hists.iter().map(|h| h[b] as usize).sum();
+        if total == src.len() {
+            return false;
+        }
+        if total > 0 {
+            break;
+        }
+    }
     // offsets[c][b] = records in buckets < b (all chunks) + records in bucket b of chunks < c.
     let mut offsets = vec![[0usize; RADIX]; hists.len()];
     let mut run = 0usize;
@@ -212,6 +195,7 @@ fn scatter_pass<T: RadixKey>(src: &[T], dst: &mut [T], shift: u32, chunk_len: us
     } else {
         src.par_chunks(chunk_len).enumerate().for_each(scatter);
     }
+    true
 }
 
 #[cfg(test)]
