@@ -52,6 +52,9 @@ pub(crate) trait Entry: RadixKey + Ord + bytemuck::Pod {
     fn to_u128(self) -> u128;
     /// The low 64 bits of `self >> s` (every field but the column fits 64 bits).
     fn field(self, s: u32) -> u64;
+    /// `base | start << s_pos | first << f_pos`, in the entry's own width (PERF: the
+    /// entry write's u128 shifts were most of its instructions for u64 entries).
+    fn with_column(base: Self, start: u64, s_pos: u32, first: u32, f_pos: u32) -> Self;
 }
 impl Entry for u64 {
     #[inline(always)]
@@ -67,6 +70,11 @@ impl Entry for u64 {
         debug_assert!(s < 64);
         self >> s
     }
+    #[inline(always)]
+    fn with_column(base: Self, start: u64, s_pos: u32, first: u32, f_pos: u32) -> Self {
+        debug_assert!(s_pos < 64 && f_pos < 64);
+        base | start << s_pos | (first as u64) << f_pos
+    }
 }
 impl Entry for u128 {
     #[inline(always)]
@@ -81,6 +89,10 @@ impl Entry for u128 {
     fn field(self, s: u32) -> u64 {
         debug_assert!(s < 128);
         (self >> s) as u64
+    }
+    #[inline(always)]
+    fn with_column(base: Self, start: u64, s_pos: u32, first: u32, f_pos: u32) -> Self {
+        base | (start as u128) << s_pos | (first as u128) << f_pos
     }
 }
 
@@ -123,16 +135,6 @@ impl Layout {
     pub fn pack(&self, start_shifted: u64, level: u32, qx: u32, first: u32, id: u32) -> u128 {
         let cell = (start_shifted as u128) << self.lvl_bits | (self.l_max - level) as u128;
         ((cell << self.x_bits | qx as u128) << self.c | first as u128) << self.id_bits | id as u128
-    }
-    /// The start field of [`Self::pack`] alone.
-    #[inline(always)]
-    pub fn start_bits(&self, start_shifted: u64) -> u128 {
-        (start_shifted as u128) << (self.cell_from() + self.lvl_bits)
-    }
-    /// The first-flags field of [`Self::pack`] alone.
-    #[inline(always)]
-    pub fn first_bits(&self, first: u32) -> u128 {
-        (first as u128) << self.id_bits
     }
     #[inline(always)]
     pub fn first<T: Entry>(&self, e: T) -> u32 {
@@ -531,6 +533,7 @@ impl<const D: usize> Columns<D> {
         let lay = self.layout;
         let cols = col_axes::<D>(self.ax);
         let c = lay.c;
+        let (s_pos, f_pos) = (lay.cell_from() + lay.lvl_bits, lay.id_bits);
         parts.into_par_iter().zip(boxes.par_chunks(CHUNK)).enumerate().for_each(|(ci, (dst, src))| {
             let mut at = 0;
             for (j, b) in src.iter().enumerate() {
@@ -544,11 +547,10 @@ impl<const D: usize> Columns<D> {
                 let c0 = cols.map(|k| shr32(self.quant.coord(k, g.min[k]), l));
                 let c1 = cols.map(|k| shr32(self.quant.coord(k, g.max[k]), l));
                 // Every field but the column start and the first flags is the box's.
-                let base = lay.pack(0, l, qx, 0, i as u32);
+                let base = T::from_u128(lay.pack(0, l, qx, 0, i as u32));
                 let shift = c * (l - lay.l_min);
-                let entry = |code: u64, first: u32| {
-                    T::from_u128(base | lay.start_bits(shl64(code, shift)) | lay.first_bits(first))
-                };
+                let entry =
+                    |code: u64, first: u32| T::with_column(base, shl64(code, shift), s_pos, first, f_pos);
                 let (nx, ny) = (c1[0] - c0[0], c1[1] - c0[1]);
                 // PERF: a box spans one or two columns per axis at its seed level, in no
                 // predictable pattern; loops over them mispredicted their exits. Here the
