@@ -671,13 +671,7 @@ impl<const D: usize> Columns<D> {
             let live = if to - j >= 8 { 0xff } else { (1u32 << (to - j)) - 1 };
             let in_x = xs.simd_le(f32x8::splat(qh)).to_bitmask() & live;
             tested += in_x.count_ones() as usize;
-            let mut m = in_x;
-            for k in 0..D {
-                let lo = f32x8::from(&self.lo[k][j..j + 8]);
-                let hi = f32x8::from(&self.hi[k][j..j + 8]);
-                let ok = lo.simd_le(f32x8::splat(bx.max[k])) & f32x8::splat(bx.min[k]).simd_le(hi);
-                m &= ok.to_bitmask();
-            }
+            let mut m = in_x & crate::sap::overlap_mask8(&self.lo, &self.hi, j, bx, 0);
             if m != 0 {
                 m &= pre(j);
             }

@@ -166,6 +166,28 @@ impl<const D: usize> Sorted<D> {
     }
 }
 
+/// The lanes of rows `j..j + 8` of the structure-of-arrays bounds `lo`, `hi` whose boxes
+/// overlap `b` on the axes `from..D` (bit `l` is row `j + l`). Shared by the whole-scene
+/// sweep and the column sweep (`columns.rs`); the caller guarantees `j + 8 <=` every row
+/// array's length.
+#[inline(always)]
+pub(crate) fn overlap_mask8<const D: usize>(
+    lo: &[Vec<f32>; D],
+    hi: &[Vec<f32>; D],
+    j: usize,
+    b: &Aabb<D>,
+    from: usize,
+) -> u32 {
+    let mut m = 0xff;
+    for k in from..D {
+        let l = f32x8::from(&lo[k][j..j + 8]);
+        let h = f32x8::from(&hi[k][j..j + 8]);
+        let ok = l.simd_le(f32x8::splat(b.max[k])) & f32x8::splat(b.min[k]).simd_le(h);
+        m &= ok.to_bitmask();
+    }
+    m
+}
+
 /// Tests box `a` against `t`'s boxes from `start` on while they begin (axis 0) no later
 /// than `a` ends; calls `emit(j)` for every `j` that overlaps `a` on all axes.
 /// Returns the number of boxes put to the test.
@@ -184,13 +206,7 @@ pub fn scan<const D: usize>(a: &Aabb<D>, t: &Sorted<D>, start: usize, mut emit: 
         if in_x == 0 {
             return j - start;
         }
-        let mut m = in_x;
-        for k in 1..D {
-            let lo = f32x8::from(&t.lo[k][j..j + 8]);
-            let hi = f32x8::from(&t.hi[k][j..j + 8]);
-            let ok = lo.simd_le(f32x8::splat(a.max[k])) & f32x8::splat(a.min[k]).simd_le(hi);
-            m &= ok.to_bitmask();
-        }
+        let mut m = in_x & overlap_mask8(&t.lo, &t.hi, j, a, 1);
         while m != 0 {
             let l = m.trailing_zeros() as usize;
             emit(j + l);
