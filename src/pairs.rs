@@ -89,6 +89,8 @@ pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]
         out.reserve_exact(total);
         let dst = SendPtr(out.as_mut_ptr());
         parts.par_iter().zip(offs.into_par_iter()).for_each(|(p, mut off)| {
+            // Rebound so the closure captures the whole Send wrapper, not its raw field.
+            #[allow(clippy::redundant_locals)]
             let dst = dst;
             for &k in p.iter() {
                 let b = (k >> shift) as usize;

@@ -180,6 +180,8 @@ fn scatter_pass<T: RadixKey>(src: &[T], dst: &mut [T], shift: u32, chunk_len: us
     }
     let out = SendPtr(dst.as_mut_ptr());
     let scatter = |(c, part): (usize, &[T])| {
+        // Rebound so the closure captures the whole Send wrapper, not its raw field.
+        #[allow(clippy::redundant_locals)]
         let out = out;
         let mut off = offsets[c];
         for &v in part {
