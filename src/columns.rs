@@ -499,19 +499,6 @@ impl<const D: usize> Columns<D> {
         }
         self.x_shift = bits - x_bits;
         self.layout = Layout { id_bits, c, x_bits, lvl_bits, key_bits, l_min, l_max };
-        if std::env::var("BP_DEBUG").is_ok() {
-            let mut h = [0usize; 40];
-            for i in 0..n {
-                if self.count[i] > 0 {
-                    h[self.level[i] as usize] += 1;
-                }
-            }
-            eprintln!(
-                "DBG layout {:?} lambda {lambda} per_box {per_box} ax {ax} levels {:?}",
-                self.layout,
-                &h[l_min as usize..=l_max as usize]
-            );
-        }
     }
 
     /// The `qx` of coordinate `x` on the sweep axis.
