@@ -299,6 +299,12 @@ fn random_3d() {
     }
 }
 
+/// The entry of `n` for dimension `D` (scene sizes that keep each dimension's box count
+/// comparable).
+fn per_dim<const D: usize>(n: [usize; 3]) -> usize {
+    n[D - 1]
+}
+
 fn adversarial<const D: usize>() {
     let mut rng = Rng(99 + D as u64);
     let scenes: Vec<(&str, Vec<Aabb<D>>)> = vec![
@@ -307,16 +313,7 @@ fn adversarial<const D: usize>() {
         ("all_identical", vec![Aabb::new([1.0; D], [2.0; D]); 300]),
         ("zero_extent", zero_extent(&mut rng, 400)),
         ("touching", touching(&mut rng, 600, 20)),
-        (
-            "tiled",
-            tiled(if D == 1 {
-                200
-            } else if D == 2 {
-                15
-            } else {
-                7
-            }),
-        ),
+        ("tiled", tiled(per_dim::<D>([200, 15, 7]))),
         ("all_overlapping", all_overlapping(&mut rng, 700)),
         ("signed_zeros", signed_zeros()),
         ("planks", planks(1500)),
@@ -422,16 +419,7 @@ fn pipeline_scenes<const D: usize>() -> usize {
         ("dense", random(&mut rng, 1200, 10.0, 3.0)),
         ("tiny", random(&mut rng, 800, 1.0, 0.001)),
         ("touching", touching(&mut rng, 800, 16)),
-        (
-            "tiled",
-            tiled(if D == 1 {
-                300
-            } else if D == 2 {
-                20
-            } else {
-                8
-            }),
-        ),
+        ("tiled", tiled(per_dim::<D>([300, 20, 8]))),
         ("zero_extent", zero_extent(&mut rng, 500)),
         ("all_overlapping", all_overlapping(&mut rng, 600)),
         ("all_identical", vec![Aabb::new([3.0; D], [4.0; D]); 200]),
