@@ -142,7 +142,9 @@ pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]
                 }
                 for i in 0..w {
                     let run = &mut bk[count[i] as usize..count[i + 1] as usize];
-                    if run.len() > 1 {
+                    if run.len() > RADIX_GROUP {
+                        sort_by_second(run, tmp);
+                    } else if run.len() > 1 {
                         run.sort_unstable_by_key(|p| p[1]);
                     }
                 }
@@ -150,6 +152,47 @@ pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]
         );
     }
     debug_assert!(validate(out), "pairs not unique and increasing");
+}
+
+/// Partners of one first index above which they are radix sorted, not compared.
+/// PERF: the triangles of a mesh that share a vertex (a fan, a pole) give one index
+/// thousands of partners; on a 1M-triangle sphere, `sort_unstable` of those groups took
+/// most of the pair stage (see `docs/BENCHMARKS.md`).
+const RADIX_GROUP: usize = 256;
+
+/// Sorts `run` by the second index: LSD radix, eight bits a pass, over the bits in which
+/// the second indices differ; `scratch` is reused.
+fn sort_by_second(run: &mut [[u32; 2]], scratch: &mut Vec<[u32; 2]>) {
+    let (mut lo, mut hi) = (u32::MAX, 0);
+    for p in run.iter() {
+        lo = lo.min(p[1]);
+        hi = hi.max(p[1]);
+    }
+    let bits = u32::BITS - (hi - lo).leading_zeros();
+    scratch.clear();
+    scratch.resize(run.len(), [0; 2]);
+    let mut in_run = true;
+    for shift in (0..bits).step_by(8) {
+        let (src, dst): (&[[u32; 2]], &mut [[u32; 2]]) = if in_run { (run, scratch) } else { (scratch, run) };
+        let digit = |p: &[u32; 2]| ((p[1] - lo) >> shift & 0xff) as usize;
+        let mut at = [0usize; 256];
+        for p in src.iter() {
+            at[digit(p)] += 1;
+        }
+        let mut sum = 0;
+        for a in at.iter_mut() {
+            (*a, sum) = (sum, sum + *a);
+        }
+        for p in src.iter() {
+            let d = digit(p);
+            dst[at[d]] = *p;
+            at[d] += 1;
+        }
+        in_run = !in_run;
+    }
+    if !in_run {
+        run.copy_from_slice(scratch);
+    }
 }
 
 /// A raw pointer for the disjoint parallel scatter.
@@ -163,4 +206,48 @@ unsafe impl Sync for SendPtr {}
 /// INVARIANT check: pairs strictly increasing (sorted, unique) and `i < j` in every pair.
 pub(crate) fn validate(pairs: &[[u32; 2]]) -> bool {
     pairs.windows(2).all(|w| w[0] < w[1]) && pairs.iter().all(|p| p[0] < p[1])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Unique random pairs, some first indices with thousands of partners (a mesh's fan),
+    /// split into uneven parts: `finish` must return them sorted, as a plain sort does.
+    #[test]
+    fn finish_sorts_like_sort_unstable() {
+        let mut r = crate::scene::Rng::new(11);
+        for &(n, fans) in &[(5_000u32, 0usize), (50_000, 3), (300_000, 20)] {
+            let mut keys: Vec<u64> = (0..40_000)
+                .map(|_| {
+                    let (a, b) = (r.below(n as usize) as u32, r.below(n as usize) as u32);
+                    if a == b {
+                        key(a, (b + 1) % n)
+                    } else {
+                        key(a, b)
+                    }
+                })
+                .collect();
+            for f in 0..fans {
+                let i = r.below(n as usize / 2) as u32;
+                let len = 300 + 500 * f;
+                keys.extend((0..len).map(|_| key(i, i + 1 + r.below((n - i - 1) as usize) as u32)));
+            }
+            keys.sort_unstable();
+            keys.dedup();
+            let want: Vec<[u32; 2]> = keys.iter().map(|&k| [(k >> 32) as u32, k as u32]).collect();
+            // Shuffle, then cut into uneven parts.
+            for i in (1..keys.len()).rev() {
+                keys.swap(i, r.below(i + 1));
+            }
+            let mut parts = Vec::new();
+            let mut rest = &keys[..];
+            while !rest.is_empty() {
+                let (head, tail) = rest.split_at(r.below(rest.len() + 1).max(1).min(rest.len()));
+                parts.push(head.to_vec());
+                rest = tail;
+            }
+            assert_eq!(finish(parts, n as usize), want, "n={n} fans={fans}");
+        }
+    }
 }
