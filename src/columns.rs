@@ -422,16 +422,36 @@ impl<const D: usize> Columns<D> {
         let bits = grid_bits(D);
         let c = D as u32 - 1;
         let cols = col_axes::<D>(ax);
-        let quant = Quantizer::new(bounds.min, bounds.max);
+        // One scale on the column axes, the widest one's: a column is square in world
+        // units, whatever the world's shape. With a scale per axis, a flat world (a
+        // terrain, a game level: 700 x 26 x 700) made columns 27 times longer than wide
+        // in world units, and a triangle's column held a strip of its neighbours.
+        // The sweep axis keeps its own scale (`qx`).
+        let widest = cols[..c as usize]
+            .iter()
+            .map(|&k| bounds.max[k] as f64 - bounds.min[k] as f64)
+            .fold(0.0, f64::max);
+        let mut grid_hi = bounds.max;
+        for &k in &cols[..c as usize] {
+            grid_hi[k] = grid_hi[k].max((bounds.min[k] as f64 + widest) as f32);
+        }
+        let quant = Quantizer::new(bounds.min, grid_hi);
         self.quant = quant;
         self.ax = ax;
         let n = boxes.len();
         crate::radix_sort::grow_to(&mut self.level, n);
         crate::radix_sort::grow_to(&mut self.count, n);
-        // Cross-section of the world in grid units (an axis of zero extent is one unit).
+        // Cross-section of the world in grid units (at least one unit an axis).
         let area: f64 = cols[..c as usize]
             .iter()
-            .map(|&k| if bounds.min[k] < bounds.max[k] { pow2(bits) } else { 1.0 })
+            .map(|&k| {
+                let ext = bounds.max[k] as f64 - bounds.min[k] as f64;
+                if widest > 0.0 {
+                    (ext / widest * pow2(bits)).max(1.0)
+                } else {
+                    1.0
+                }
+            })
             .product();
         let lambda = per_box / area * cost_ratio();
         let model = LevelModel::new(c, bits, config.max_cells_per_box as u64, lambda);
