@@ -17,6 +17,12 @@
 //! | [`clustered`]        | 2.81 / 2.98 | 3.83 / 3.69 | 4.85 / 4.41  |
 //! | [`mixed`] (n + 1000) | 260 / 253   | 7.09 / 2.20 | 3.96 / 1.92  |
 //! | [`all_overlapping`]  | (n - 1) / 2 | (n - 1) / 2 | (n - 1) / 2  |
+//! | [`terrain`]          | 1.00 / 1.00 | 1.00 / 1.00 | 6.54 / 6.70  |
+//! | [`tiles`]            | 1.27 / 1.29 | 4.80 / 5.02 | 13.91 / 16.05 |
+//!
+//! [`terrain`] and [`tiles`] are the exceptions to the cube: a triangulated height field (a
+//! flat world, a mesh's shared vertices) and a tiled level (a grid of exactly touching unit
+//! tiles, with exact duplicates), the shapes of real scenes.
 //!
 //! The 1000 thin boxes of [`mixed`] weigh less as `n` grows (about 0.9 pairs per box in 2D
 //! and 1.1 in 3D at `n = 1e6`); in 1D a plank of length `W/4` covers a quarter of the whole
@@ -103,7 +109,8 @@ impl Rng {
 }
 
 /// The names of the scenes [`by_name`] knows, in a sensible benchmarking order.
-pub const SCENES: &[&str] = &["uniform", "varied", "clustered", "mixed", "all_overlapping"];
+pub const SCENES: &[&str] =
+    &["uniform", "varied", "clustered", "mixed", "all_overlapping", "terrain", "tiles"];
 
 /// The scene called `name` (one of [`SCENES`]), or `None` for an unknown name.
 pub fn by_name<const D: usize>(name: &str, n: usize, seed: u64) -> Option<Vec<Aabb<D>>> {
@@ -113,6 +120,8 @@ pub fn by_name<const D: usize>(name: &str, n: usize, seed: u64) -> Option<Vec<Aa
         "clustered" => clustered(n, seed),
         "mixed" => mixed(n, seed),
         "all_overlapping" => all_overlapping(n, seed),
+        "terrain" => terrain(n, seed),
+        "tiles" => tiles(n, seed),
         _ => return None,
     })
 }
@@ -293,6 +302,114 @@ pub fn all_overlapping<const D: usize>(n: usize, seed: u64) -> Vec<Aabb<D>> {
         .collect()
 }
 
+/// The boxes of a triangulated height field, as a mesh's triangles are: a flat world, exact
+/// touches (neighbouring simplices share vertices, rounded to `f32` once), and vertex fans.
+///
+/// The surface spans the first `D - 1` axes, `g` unit cells each (`g` just large enough for
+/// `n` simplices), and the height is on the last axis: a few seeded hills about `g / 25`
+/// high, slopes of about one, and a roughness of 0.2. In 3D each cell is two triangles; in
+/// 2D one segment of a height curve; in 1D the boxes are the unit segments `[i, i + 1]`,
+/// each touching the next. The first `n` simplices, in grid order (ids are spatially
+/// coherent, as a mesh's are). Pairs per box: about 6.5 in 3D (the triangles sharing a
+/// vertex, plus a few more on steep slopes; 8.3 at `n = 1e6`), 1 in 2D and 1D.
+pub fn terrain<const D: usize>(n: usize, seed: u64) -> Vec<Aabb<D>> {
+    if D == 1 {
+        return (0..n).map(|i| make_box([i as f64; D], [1.0; D])).collect();
+    }
+    let mut rng = Rng::new(seed);
+    let per_cell = if D == 3 { 2 } else { 1 };
+    let g = ((n.div_ceil(per_cell)) as f64).powf(1.0 / (D - 1) as f64).ceil().max(1.0) as usize;
+    // Hills: a few long waves over the field, one short wave for the slopes.
+    let amp = g as f64 / 25.0;
+    let waves: Vec<([f64; 2], f64, f64)> = (0..4)
+        .map(|w| {
+            let (a, len) = if w < 3 { (amp / 3.0, g as f64 / rng.range_f64(1.0, 3.0)) } else { (1.0, 6.0) };
+            let t = rng.range_f64(0.0, std::f64::consts::TAU);
+            ([t.cos() / len, t.sin() / len], rng.range_f64(0.0, std::f64::consts::TAU), a)
+        })
+        .collect();
+    let side = if D == 3 { g + 1 } else { 1 };
+    let height: Vec<f32> = (0..(g + 1) * side)
+        .map(|v| {
+            let (x, y) = ((v / side) as f64, (v % side) as f64);
+            let t = std::f64::consts::TAU;
+            let h: f64 = waves.iter().map(|&(f, p, a)| a * (t * (f[0] * x + f[1] * y) + p).sin()).sum();
+            (h + rng.range_f64(-0.2, 0.2)) as f32
+        })
+        .collect();
+    let vertex = |x: usize, y: usize| -> [f32; 3] { [x as f32, y as f32, height[x * side + y]] };
+    let simplex = |vs: &[[f32; 3]]| {
+        let mut b = Aabb::new([f32::INFINITY; D], [f32::NEG_INFINITY; D]);
+        for v in vs {
+            // Grid axes first, the height last: (x, h) in 2D, (x, y, h) in 3D.
+            let p: [f32; D] = std::array::from_fn(|k| if k + 1 == D { v[2] } else { v[k] });
+            for (k, &c) in p.iter().enumerate() {
+                b.min[k] = b.min[k].min(c);
+                b.max[k] = b.max[k].max(c);
+            }
+        }
+        b
+    };
+    let mut boxes = Vec::with_capacity(n);
+    'cells: for x in 0..g {
+        for y in 0..side.max(2) - 1 {
+            if D == 3 {
+                let [a, b, c, d] = [vertex(x, y), vertex(x + 1, y), vertex(x, y + 1), vertex(x + 1, y + 1)];
+                for t in [[a, b, c], [b, d, c]] {
+                    if boxes.len() == n {
+                        break 'cells;
+                    }
+                    boxes.push(simplex(&t));
+                }
+            } else {
+                if boxes.len() == n {
+                    break 'cells;
+                }
+                boxes.push(simplex(&[vertex(x, 0), vertex(x + 1, 0)]));
+            }
+        }
+    }
+    boxes
+}
+
+/// A tiled level or map: unit tiles on the integer grid of `[0, g]^D` (`g` just large
+/// enough), each touching its neighbours exactly, in grid order; about one box in ten
+/// repeats the tile before it (an exact duplicate, as overlapping map layers give), and
+/// one in a hundred is a room: integer bounds, 2 to 8 tiles a side, somewhere in the grid.
+/// Pairs per box: about `(3^D - 1) / 2` from the touching tiles (1, 4 and 13), plus the
+/// duplicates and the rooms.
+pub fn tiles<const D: usize>(n: usize, seed: u64) -> Vec<Aabb<D>> {
+    let mut rng = Rng::new(seed);
+    let g = ((n as f64).powf(1.0 / D as f64).ceil() as usize).max(1);
+    let mut boxes: Vec<Aabb<D>> = Vec::with_capacity(n);
+    let mut next = 0usize;
+    while boxes.len() < n {
+        let r = rng.next_f64();
+        if r < 0.01 {
+            let mut min = [0.0; D];
+            let mut side = [0.0; D];
+            for k in 0..D {
+                side[k] = (2 + rng.below(7)) as f64;
+                min[k] = rng.below(g) as f64;
+            }
+            boxes.push(make_box(min, side));
+        } else if r < 0.11 && !boxes.is_empty() {
+            let last = boxes[boxes.len() - 1];
+            boxes.push(last);
+        } else {
+            let mut min = [0.0; D];
+            let mut t = next;
+            for m in min.iter_mut().rev() {
+                *m = (t % g) as f64;
+                t /= g;
+            }
+            next += 1;
+            boxes.push(make_box(min, [1.0; D]));
+        }
+    }
+    boxes
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -320,8 +437,15 @@ mod tests {
                     assert!(bx.is_valid());
                 }
             }
-            if n >= 2 {
-                for ((name, x), (_, z)) in a.iter().zip(&c) {
+            for ((name, x), (_, z)) in a.iter().zip(&c) {
+                // A grid's first tiles are fixed (its rooms and repeats are seeded), and the
+                // 1D terrain is the unit segments only.
+                let seeded = match *name {
+                    "terrain" => D > 1 && n >= 2,
+                    "tiles" => n >= 1000,
+                    _ => n >= 2,
+                };
+                if seeded {
                     assert_ne!(x, z, "{name} D={D} n={n}: different seeds, same boxes");
                 }
             }

@@ -1000,3 +1000,24 @@ fn bounds_never_change_results() {
     go::<2>(0xC2);
     go::<3>(0xC3);
 }
+
+/// The shapes of real scenes: a triangulated height field (a flat world, triangles sharing
+/// vertices exactly) and a tiled level (exactly touching tiles, exact duplicates, rooms),
+/// with ids in grid order, as a mesh or a map gives them.
+fn real_shapes_for<const D: usize>(seed: u64) {
+    for n in [700usize, 2500] {
+        for name in ["terrain", "tiles"] {
+            let boxes = broadphase::scene::by_name::<D>(name, n, seed).unwrap();
+            let label = format!("{name} D = {D} n = {n} seed = {seed:#x}");
+            assert!(!brute(&boxes, 0.0).is_empty(), "{label}: scene should have pairs");
+            check_scene(&label, &boxes, &[1.0e-3, -1.0e-3, 0.5]);
+        }
+    }
+}
+
+#[test]
+fn real_shapes() {
+    real_shapes_for::<1>(0xA1);
+    real_shapes_for::<2>(0xA2);
+    real_shapes_for::<3>(0xA3);
+}
