@@ -213,7 +213,8 @@ pub fn scan<const D: usize>(a: &Aabb<D>, t: &Sorted<D>, start: usize, mut emit: 
             m &= m - 1;
         }
         if in_x != 0xff {
-            return j + in_x.count_ones() as usize - start;
+            // A prefix (sorted minima): its length without a popcount.
+            return j + (!in_x).trailing_zeros() as usize - start;
         }
         j += 8;
     }
