@@ -516,8 +516,9 @@ impl<const D: usize> Columns<D> {
             X_BITS_LEAST
         };
         let other = lvl_bits + key_bits;
-        let digits = (other + want).div_ceil(crate::radix_sort::DIGIT);
-        let mut x_bits = (digits * crate::radix_sort::DIGIT - other).clamp(want, X_BITS_MAX).min(bits);
+        let digit = crate::radix_sort::digit_bits(cells);
+        let digits = (other + want).div_ceil(digit);
+        let mut x_bits = (digits * digit - other).clamp(want, X_BITS_MAX).min(bits);
         let rest = id_bits + c + other;
         if rest + x_bits > 64 && rest + want.min(X_BITS_MIN) <= 64 {
             x_bits = 64 - rest;
