@@ -64,10 +64,11 @@ impl<const D: usize> Broadphase<D> {
         let m = self.config.margin;
         // One pass validates and measures the scene; only a bad scene is scanned again, for
         // the first offending index.
-        let scan = crate::sap::scan_scene(boxes, m);
+        let mut scan = crate::sap::scan_scene(boxes, m);
         if scan.invalid {
             crate::validate::check_boxes(boxes)?;
         }
+        scan.trim(boxes, m);
         let (axis, per_box) = scan.best();
         // In 1D a column is the whole line: `Auto` always takes the (parallel) sweep there.
         let method = self.config.method;

@@ -246,6 +246,12 @@ pub fn complete<const D: usize>(
     tests
 }
 
+/// Boxes sampled by [`AxisStats::trim`].
+const TRIM_SAMPLE: usize = 512;
+/// One sampled box in this many, each side, is left out of the trimmed spreads and bounds
+/// (8 of 512: 1.6%, so up to that share of strays; fewer samples leave fewer out).
+const TRIM_OUT: usize = 64;
+
 /// Per-axis sums for choosing a sweep axis: boxes, total extent, range of lower bounds,
 /// and the bounds of the whole set.
 #[derive(Clone, Copy)]
@@ -293,6 +299,68 @@ impl<const D: usize> AxisStats<D> {
             self.hi[k] = self.hi[k].max(o.hi[k]);
             self.min[k] = self.min[k].min(o.min[k]);
             self.max[k] = self.max[k].max(o.max[k]);
+        }
+    }
+
+    /// Leaves a few far-out boxes out of the spreads and bounds (see [`TRIM_SAMPLE`]): a
+    /// stray box far away (a sentinel position, an object falling out of the world) would
+    /// otherwise stretch the grid until the whole scene lies in a few columns, and make the
+    /// whole-scene sweep look cheap. Boxes outside the trimmed bounds are clamped to the
+    /// grid's border, exact as always; the pairs do not change, only the speed.
+    ///
+    /// From a strided sample of the (grown, live) boxes, per axis: the lower bounds' range
+    /// without the `k` smallest and `k` largest, widened by the share left out, bounds the
+    /// spread; the grid runs from the `k`-th smallest lower bound to the `k`-th largest
+    /// upper bound, plus 5% of that and the same widening. Each applies only where it
+    /// halves the full range or more, and is never wider. The
+    /// mean extent becomes the mean without the `k` largest where it is under half the
+    /// full mean (a heavy tail of sizes: strays, a sky box).
+    pub fn trim(&mut self, boxes: &[Aabb<D>], margin: f32) {
+        let stride = boxes.len().div_ceil(TRIM_SAMPLE).max(1);
+        let mut lo: [Vec<f32>; D] = std::array::from_fn(|_| Vec::with_capacity(TRIM_SAMPLE));
+        let mut hi: [Vec<f32>; D] = std::array::from_fn(|_| Vec::with_capacity(TRIM_SAMPLE));
+        for b in boxes.iter().step_by(stride) {
+            let g = b.grown(margin);
+            if g.is_inverted() {
+                continue;
+            }
+            for k in 0..D {
+                lo[k].push(g.min[k]);
+                hi[k].push(g.max[k]);
+            }
+        }
+        let s = lo[0].len();
+        let out = s / TRIM_OUT;
+        if out == 0 {
+            return;
+        }
+        for k in 0..D {
+            // Extents first (`lo` and `hi` still pair up): a few huge strays would make the
+            // mean extent, and so the whole-scene sweep's cost and the level model's
+            // candidate cost, as large as theirs.
+            let mut ext: Vec<f64> = lo[k].iter().zip(&hi[k]).map(|(&l, &h)| h as f64 - l as f64).collect();
+            ext.select_nth_unstable_by(s - 1 - out, f64::total_cmp);
+            let trimmed = ext[..s - out].iter().sum::<f64>() / (s - out) as f64;
+            if self.mean_extent(k) > 2.0 * trimmed {
+                self.ext[k] = trimmed * self.count;
+            }
+            let kth = |v: &mut Vec<f32>, i: usize| *v.select_nth_unstable_by(i, f32::total_cmp).1 as f64;
+            let (l_lo, l_hi) = (kth(&mut lo[k], out), kth(&mut lo[k], s - 1 - out));
+            let u_hi = kth(&mut hi[k], s - 1 - out);
+            let widen = (l_hi - l_lo) * out as f64 / (s - 2 * out) as f64;
+            let (lo_t, hi_t) = (l_lo - widen, l_hi + widen);
+            // Only where strays stretch the axis (twice the span or more): otherwise the
+            // full statistics stand, and scenes without strays keep their plan exactly.
+            if hi_t - lo_t < 0.5 * (self.hi[k] - self.lo[k]) {
+                self.lo[k] = self.lo[k].max(lo_t);
+                self.hi[k] = self.hi[k].min(hi_t);
+            }
+            let pad = 0.05 * (u_hi - l_lo) + widen;
+            let (min_t, max_t) = (l_lo - pad, u_hi + pad);
+            if max_t - min_t < 0.5 * (self.max[k] as f64 - self.min[k] as f64) {
+                self.min[k] = self.min[k].max(min_t as f32);
+                self.max[k] = self.max[k].min(max_t as f32);
+            }
         }
     }
 
@@ -465,6 +533,32 @@ pub(crate) fn scan_scene<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> Axis
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn trim_leaves_strays_out_and_scenes_alone() {
+        let mut boxes = crate::scene::uniform::<3>(5000, 4);
+        let w = crate::scene::world_side::<3>(5000) as f32;
+        let plain = {
+            let mut st = scan_scene(&boxes, 0.0);
+            let before = (st.min, st.max, st.best(), st.mean_extent(0));
+            st.trim(&boxes, 0.0);
+            assert_eq!(before, (st.min, st.max, st.best(), st.mean_extent(0)), "no strays: unchanged");
+            st
+        };
+        // Strays: far boxes, one of them huge, at spread-out indices.
+        for (i, at) in [(100, 1.0e9f32), (2000, -1.0e9), (4000, 1.0e30)] {
+            boxes.insert(i, Aabb::new([at; 3], [at * 1.5_f32.copysign(at) + 1.0; 3]));
+        }
+        let mut st = scan_scene(&boxes, 0.0);
+        assert!(st.max[0] > 1.0e29);
+        st.trim(&boxes, 0.0);
+        for k in 0..3 {
+            assert!(st.min[k] >= -0.1 * w && st.max[k] <= 1.2 * w, "axis {k}: {} {}", st.min[k], st.max[k]);
+            assert!(st.mean_extent(k) < 2.0 * plain.mean_extent(k), "axis {k}: {}", st.mean_extent(k));
+        }
+        let (per_trim, per_plain) = (st.best().1, plain.best().1);
+        assert!(per_trim > 0.5 * per_plain && per_trim < 2.0 * per_plain, "{per_trim} vs {per_plain}");
+    }
 
     #[test]
     fn flip_orders_floats() {

@@ -565,6 +565,37 @@ fn outside_world() {
     outside_world_for::<3>(23);
 }
 
+/// A dense scene and a few strays far away (the grid's trimmed bounds leave them out, so
+/// they are clamped to its border): strays that overlap each other, strays on both sides,
+/// one stray over part of the scene, and strays at the edge of the f32 range.
+fn far_strays_for<const D: usize>(seed: u64) {
+    let mut rng = Rng::new(seed);
+    let mut boxes: Vec<Aabb<D>> = uniform(&mut rng, 1200, 40.0, 3.0);
+    for (at, side) in [(1.0e9f32, 1.0f32), (1.0e9, 2.0), (-1.0e9, 1.0), (1.0e30, 1.0e29), (-3.0e38, 1.0e38)] {
+        let i = rng.below(boxes.len() as u64) as usize;
+        boxes.insert(i, Aabb::new([at; D], [at + side; D]));
+    }
+    // A long stray from the scene out to far away, on the first axis.
+    let mut long = Aabb::new([30.0; D], [31.0; D]);
+    long.max[0] = 5.0e8;
+    boxes.insert(rng.below(boxes.len() as u64) as usize, long);
+    let name = format!("far_strays D = {D} seed = {seed:#x}");
+    check_scene(&name, &boxes, &[0.5]);
+    // The column pipeline itself, whatever `Auto` picks for this small scene.
+    let want = brute(&boxes, 0.0);
+    for t in tuning_configs::<D>() {
+        let c = Config { method: Method::Cells, ..t };
+        check_against(&name, &boxes, &c, &want).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[test]
+fn far_strays() {
+    far_strays_for::<1>(0xF1);
+    far_strays_for::<2>(0xF2);
+    far_strays_for::<3>(0xF3);
+}
+
 fn huge_scene<const D: usize>(seed: u64) -> Vec<Aabb<D>> {
     let mut rng = Rng::new(seed);
     let mut boxes: Vec<Aabb<D>> = Vec::new();
