@@ -128,8 +128,13 @@ pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]
                 for p in bk.iter() {
                     count[(p[0] - i0) as usize + 1] += 1;
                 }
-                for i in 0..w {
-                    count[i + 1] += count[i];
+                // PERF: the running sum in a register; `count[i + 1] += count[i]` carried
+                // it through memory, a store-to-load forward an index (perf: the largest
+                // single cost of this closure at 1M uniform 2D boxes).
+                let mut sum = 0;
+                for c in count.iter_mut() {
+                    sum += *c;
+                    *c = sum;
                 }
                 tmp.clear();
                 tmp.extend_from_slice(bk);
