@@ -369,9 +369,9 @@ impl<const D: usize> Default for Columns<D> {
     }
 }
 
-/// A raw pointer for disjoint parallel writes.
+/// A raw pointer for disjoint parallel writes (also the whole-scene sweep's gather).
 #[derive(Clone, Copy)]
-struct Out<T>(*mut T);
+pub(crate) struct Out<T>(pub(crate) *mut T);
 // SAFETY: only used to write each index from exactly one task.
 unsafe impl<T: Send> Send for Out<T> {}
 // SAFETY: as above.
@@ -379,7 +379,7 @@ unsafe impl<T: Send> Sync for Out<T> {}
 impl<T> Out<T> {
     /// SAFETY: `i` is in bounds and written by no other task.
     #[inline(always)]
-    unsafe fn put(self, i: usize, v: T) {
+    pub(crate) unsafe fn put(self, i: usize, v: T) {
         self.0.add(i).write(v)
     }
 }
@@ -387,11 +387,11 @@ impl<T> Out<T> {
 /// Rows ahead whose boxes the gather prefetches. PERF: the gather reads the input at random
 /// (entries are in column order, the input in the caller's); prefetching cut it from 67 to
 /// 25 ms at 1M uniform 3D boxes, 1 thread (docs/BENCHMARKS.md).
-const PREFETCH: usize = 16;
+pub(crate) const PREFETCH: usize = 16;
 
 /// Hints the cache lines of `b` into L1 (a no-op off x86_64).
 #[inline(always)]
-fn prefetch<T>(b: &T) {
+pub(crate) fn prefetch<T>(b: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: prefetching is a hint and never faults; both addresses lie inside `*b`.
     unsafe {
