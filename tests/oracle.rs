@@ -1052,3 +1052,26 @@ fn real_shapes() {
     real_shapes_for::<2>(0xA2);
     real_shapes_for::<3>(0xA3);
 }
+
+/// Large scenes take paths that small ones do not: 8-bit radix digits (from 2^19 entries),
+/// the parallel fill of the whole-scene sweep (from 2^15 boxes), many sweep chunks. Brute
+/// force is too slow there, so the two algorithms check each other.
+#[test]
+fn large_scenes_agree_across_methods() {
+    fn go<const D: usize>(name: &str, n: usize) {
+        let boxes = broadphase::scene::by_name::<D>(name, n, 7).unwrap();
+        let ctx = format!("{name} D = {D} n = {n}");
+        let (mut cells, mut sweep) = (Vec::new(), Vec::new());
+        let mut bp = Broadphase::new(Config { method: Method::Cells, ..Config::default() }).unwrap();
+        bp.find_pairs(&boxes, &mut cells).unwrap();
+        let entries = bp.stats().cells;
+        assert!(entries >= 1 << 19, "{ctx}: the 8-bit digit path needs 2^19 entries, got {entries}");
+        let mut bp = Broadphase::new(Config { method: Method::Sweep, ..Config::default() }).unwrap();
+        bp.find_pairs(&boxes, &mut sweep).unwrap();
+        assert!(cells.len() > n / 2, "{ctx}: scene should have pairs");
+        assert!(cells == sweep, "{ctx}: the column pipeline and the whole-scene sweep differ");
+    }
+    go::<2>("uniform", 420_000);
+    go::<3>("uniform", 400_000);
+    go::<3>("terrain", 400_000);
+}
