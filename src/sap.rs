@@ -139,8 +139,9 @@ impl<const D: usize> Sorted<D> {
     /// Empties the set and fills it with the live boxes of `boxes` grown by `margin`, each
     /// with its index as payload, sorted along `axis`, in parallel: the same set as
     /// [`Sorted::set_axis`], a [`Sorted::push`] of each live box in order, and
-    /// [`Sorted::sort`]. PERF: the whole-scene sweep spent two thirds of a 1M-box 2D frame
-    /// in those sequential steps (1 thread 31.5 ms, 2 threads 26.2 ms).
+    /// [`Sorted::sort`]. PERF: with those steps sequential, 2D terrain 1M (the whole-scene
+    /// sweep) took 31.5 ms at 1 thread and 26.2 ms at 2 (bench); filled in parallel, 29.6-29.8
+    /// ms at 1 thread against 34.8-38.5 (demo A/B; docs/BENCHMARKS.md).
     pub fn fill(&mut self, boxes: &[Aabb<D>], margin: f32, axis: usize) {
         self.set_axis(axis);
         let ax = self.axis;
