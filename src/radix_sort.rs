@@ -1,8 +1,9 @@
 //! LSD radix sort of integer keys, sequential or parallel (rayon), one kernel for both.
 //!
-//! - Method: least-significant-digit first, 11-bit digits (8-bit from 2^19 records on), over a caller-chosen bit range of
-//!   the key (bits below the range are payload and are not sorted on; bits above are
-//!   expected to be zero or are sorted on if inside the range).
+//! - Method: least-significant-digit first, 11-bit digits (8-bit from 2^19 records on),
+//!   over a caller-chosen bit range of the key (bits below the range are payload and are
+//!   not sorted on; bits above are expected to be zero or are sorted on if inside the
+//!   range).
 //! - Stable: yes (so sorting `(key, payload)` records by the key bits keeps payload order
 //!   among equal keys, which is what makes the pipeline's output independent of threads).
 //! - Digits that are constant across the input are skipped: each pass counts its digit

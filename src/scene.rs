@@ -328,7 +328,8 @@ pub fn terrain<const D: usize>(n: usize, seed: u64) -> Vec<Aabb<D>> {
             ([t.cos() / len, t.sin() / len], rng.range_f64(0.0, std::f64::consts::TAU), a)
         })
         .collect();
-    let side = if D == 3 { g + 1 } else { 1 };
+    // Vertices along the second grid axis, and cells along it (2D: one row).
+    let (side, rows) = if D == 3 { (g + 1, g) } else { (1, 1) };
     let height: Vec<f32> = (0..(g + 1) * side)
         .map(|v| {
             let (x, y) = ((v / side) as f64, (v % side) as f64);
@@ -352,7 +353,7 @@ pub fn terrain<const D: usize>(n: usize, seed: u64) -> Vec<Aabb<D>> {
     };
     let mut boxes = Vec::with_capacity(n);
     'cells: for x in 0..g {
-        for y in 0..side.max(2) - 1 {
+        for y in 0..rows {
             if D == 3 {
                 let [a, b, c, d] = [vertex(x, y), vertex(x + 1, y), vertex(x, y + 1), vertex(x + 1, y + 1)];
                 for t in [[a, b, c], [b, d, c]] {
