@@ -110,93 +110,95 @@ pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]
             buckets.push(head);
             rest = tail;
         }
-        // Each bucket holds the pairs of `w` consecutive first indices: a counting sort by
-        // the first index, then each index's few partners sorted by the second (insertion
-        // sort territory). PERF: a comparison sort of whole buckets cost about 25 ns a pair
-        // (docs/BENCHMARKS.md); `[u32; 2]` orders lexicographically, as the output wants.
-        let w = 1usize << (shift - 32);
-        buckets.into_par_iter().enumerate().for_each_init(
-            || (Vec::new(), Vec::new(), Vec::new()),
-            |(count, at, tmp): &mut (Vec<u32>, Vec<u32>, Vec<[u32; 2]>), (b, bk)| {
-                if bk.len() <= 32 || w > 4 * bk.len() {
-                    bk.sort_unstable();
-                    return;
-                }
-                let i0 = (b as u64 * w as u64) as u32;
-                count.clear();
-                count.resize(w + 1, 0);
-                for p in bk.iter() {
-                    count[(p[0] - i0) as usize + 1] += 1;
-                }
-                // PERF: the running sum in a register; `count[i + 1] += count[i]` carried
-                // it through memory, a store-to-load forward an index (perf at 1M uniform 2D
-                // boxes: 8.4% of this closure's samples on that one instruction).
-                let mut sum = 0;
-                for c in count.iter_mut() {
-                    sum += *c;
-                    *c = sum;
-                }
-                tmp.clear();
-                tmp.extend_from_slice(bk);
-                at.clear();
-                at.extend_from_slice(count);
-                for &p in tmp.iter() {
-                    let slot = &mut at[(p[0] - i0) as usize];
-                    bk[*slot as usize] = p;
-                    *slot += 1;
-                }
-                for i in 0..w {
-                    let run = &mut bk[count[i] as usize..count[i + 1] as usize];
-                    if run.len() > RADIX_GROUP {
-                        sort_by_second(run, tmp);
-                    } else if run.len() > 1 {
-                        run.sort_unstable_by_key(|p| p[1]);
-                    }
-                }
-            },
-        );
+        // Each bucket holds the pairs of `w` consecutive first indices, and is sorted where
+        // it lies by an LSD radix sort in cache: by the second index, then by the first.
+        // PERF: a counting sort by the first index followed by a comparison sort of each
+        // index's partners (about 11 at 100k varied 3D boxes: mispredicted branches) cost
+        // 10-15 ns a pair (docs/BENCHMARKS.md).
+        let w = 1u32 << (shift - 32);
+        // Consecutive buckets in a few groups a thread, each with its own scratch: rayon's
+        // `for_each_init` makes a fresh one per split job, and a fresh buffer of a bucket's
+        // size is mapped and faulted in anew each time.
+        let per = nb.div_ceil(4 * rayon::current_num_threads()).max(1);
+        buckets.par_chunks_mut(per).enumerate().for_each(|(g, group)| {
+            let (mut tmp, mut hist) = (Vec::new(), Vec::new());
+            for (k, bk) in group.iter_mut().enumerate() {
+                let i0 = ((g * per + k) as u64 * w as u64) as u32;
+                sort_bucket(bk, i0, w, &mut tmp, &mut hist);
+            }
+        });
     }
     debug_assert!(validate(out), "pairs not unique and increasing");
 }
 
-/// Partners of one first index above which they are radix sorted, not compared.
-/// PERF: the triangles of a mesh that share a vertex (a fan, a pole) give one index
-/// thousands of partners; on a 1M-triangle sphere, `sort_unstable` of those groups took
-/// most of the pair stage (see `docs/BENCHMARKS.md`).
-const RADIX_GROUP: usize = 256;
+/// The widest digit of [`sort_bucket`]: 2^11 four-byte counters stay in L1.
+const BUCKET_DIGIT: u32 = 11;
 
-/// Sorts `run` by the second index: LSD radix, eight bits a pass, over the bits in which
-/// the second indices differ; `scratch` is reused.
-fn sort_by_second(run: &mut [[u32; 2]], scratch: &mut Vec<[u32; 2]>) {
-    let (mut lo, mut hi) = (u32::MAX, 0);
-    for p in run.iter() {
-        lo = lo.min(p[1]);
-        hi = hi.max(p[1]);
+/// Sorts `bk`, pairs `[i, j]` with `i0 <= i < i0 + w` and `i < j`, ascending:
+/// a stable LSD radix sort on `j - i0`, then on `i - i0`, in digits of at most
+/// [`BUCKET_DIGIT`] bits, using `tmp` as the other buffer and `hist` for the counts. One
+/// pass counts every digit; a digit that is the same for every pair moves nothing.
+fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hist: &mut Vec<u32>) {
+    let bits = |v: u32| u32::BITS - v.saturating_sub(1).leading_zeros();
+    // (field, shift, width) of each digit, least significant first.
+    let mut digits = [(0usize, 0u32, 0u32); 6];
+    let mut nd = 0;
+    // The partners' spread, not the bound: in a spatially ordered input (a terrain) the
+    // partners are near, and one digit may do.
+    let j_max = bk.iter().map(|p| p[1]).max().unwrap_or(i0);
+    for (field, width) in [(1usize, bits(j_max - i0 + 1)), (0, bits(w))] {
+        let parts = width.div_ceil(BUCKET_DIGIT).max(1);
+        let mut shift = 0;
+        for k in 0..parts {
+            let d = (width - shift).div_ceil(parts - k);
+            digits[nd] = (field, shift, d);
+            nd += 1;
+            shift += d;
+        }
     }
-    let bits = u32::BITS - (hi - lo).leading_zeros();
-    scratch.clear();
-    scratch.resize(run.len(), [0; 2]);
-    let mut in_run = true;
-    for shift in (0..bits).step_by(8) {
-        let (src, dst): (&[[u32; 2]], &mut [[u32; 2]]) = if in_run { (run, scratch) } else { (scratch, run) };
-        let digit = |p: &[u32; 2]| ((p[1] - lo) >> shift & 0xff) as usize;
-        let mut at = [0usize; 256];
-        for p in src.iter() {
-            at[digit(p)] += 1;
+    let digits = &digits[..nd];
+    let mut offs = [0usize; 6];
+    let mut total = 0;
+    for (k, &(_, _, d)) in digits.iter().enumerate() {
+        offs[k] = total;
+        total += 1 << d;
+    }
+    if bk.len() < total {
+        // Fewer pairs than counters: clearing and summing them would cost more.
+        bk.sort_unstable();
+        return;
+    }
+    let digit = |p: &[u32; 2], (field, shift, d): (usize, u32, u32)| ((p[field] - i0) >> shift & ((1 << d) - 1)) as usize;
+    hist.clear();
+    hist.resize(total, 0);
+    for p in bk.iter() {
+        for (k, &dg) in digits.iter().enumerate() {
+            // SAFETY: a digit is below 1 << d, and offs[k] + (1 << d) <= total.
+            unsafe { *hist.get_unchecked_mut(offs[k] + digit(p, dg)) += 1 };
+        }
+    }
+    tmp.clear();
+    tmp.resize(bk.len(), [0; 2]);
+    let mut in_bk = true;
+    for (k, &dg) in digits.iter().enumerate() {
+        let h = &mut hist[offs[k]..offs[k] + (1 << dg.2)];
+        if h.iter().any(|&c| c as usize == bk.len()) {
+            continue;
         }
         let mut sum = 0;
-        for a in at.iter_mut() {
-            (*a, sum) = (sum, sum + *a);
+        for c in h.iter_mut() {
+            (*c, sum) = (sum, sum + *c);
         }
+        let (src, dst): (&[[u32; 2]], &mut [[u32; 2]]) = if in_bk { (bk, tmp) } else { (tmp, bk) };
         for p in src.iter() {
-            let d = digit(p);
-            dst[at[d]] = *p;
-            at[d] += 1;
+            let up = &mut h[digit(p, dg)];
+            dst[*up as usize] = *p;
+            *up += 1;
         }
-        in_run = !in_run;
+        in_bk = !in_bk;
     }
-    if !in_run {
-        run.copy_from_slice(scratch);
+    if !in_bk {
+        bk.copy_from_slice(tmp);
     }
 }
 
@@ -218,14 +220,28 @@ mod tests {
     use super::*;
 
     /// Unique random pairs, some first indices with thousands of partners (a mesh's fan),
-    /// split into uneven parts: `finish` must return them sorted, as a plain sort does.
+    /// some with near partners only (a spatially ordered input), split into uneven parts:
+    /// `finish` must return them sorted, as a plain sort does. The larger cases have
+    /// buckets big enough for the radix sort (`sort_bucket`), the smaller ones not.
     #[test]
     fn finish_sorts_like_sort_unstable() {
         let mut r = crate::scene::Rng::new(11);
-        for &(n, fans) in &[(5_000u32, 0usize), (50_000, 3), (300_000, 20)] {
-            let mut keys: Vec<u64> = (0..40_000)
+        // (ids, fans, pairs, partners within `near` ids of each other, or anywhere: 0).
+        for &(n, fans, len, near) in &[
+            (5_000u32, 0usize, 40_000, 0usize),
+            (50_000, 3, 40_000, 0),
+            (300_000, 20, 40_000, 0),
+            (20_000, 2, 400_000, 0),
+            (200_000, 0, 400_000, 500),
+        ] {
+            let mut keys: Vec<u64> = (0..len)
                 .map(|_| {
-                    let (a, b) = (r.below(n as usize) as u32, r.below(n as usize) as u32);
+                    let a = r.below(n as usize) as u32;
+                    let b = if near == 0 {
+                        r.below(n as usize) as u32
+                    } else {
+                        (a as usize + r.below(near)).min(n as usize - 1) as u32
+                    };
                     if a == b {
                         key(a, (b + 1) % n)
                     } else {
@@ -252,7 +268,29 @@ mod tests {
                 parts.push(head.to_vec());
                 rest = tail;
             }
-            assert_eq!(finish(parts, n as usize), want, "n={n} fans={fans}");
+            assert_eq!(finish(parts, n as usize), want, "n={n} fans={fans} len={len}");
+        }
+    }
+
+    /// A bucket whose widest partner offset is a power of two (the digit width's edge),
+    /// one whose partners are all near (one digit), and one whose first index is constant.
+    #[test]
+    fn sort_bucket_edges() {
+        let mut r = crate::scene::Rng::new(5);
+        let (i0, w) = (1000u32, 16u32);
+        for &(reach, firsts) in &[(4096u32, 16u32), (100, 16), (5000, 1)] {
+            let mut bk: Vec<[u32; 2]> = (0..6000)
+                .map(|_| {
+                    let i = i0 + r.below(firsts as usize) as u32;
+                    [i, (i + 1 + r.below(reach as usize) as u32).min(i0 + reach)]
+                })
+                .collect();
+            bk.push([i0, i0 + reach]);
+            let mut want = bk.clone();
+            want.sort_unstable();
+            let (mut tmp, mut hist) = (Vec::new(), Vec::new());
+            sort_bucket(&mut bk, i0, w, &mut tmp, &mut hist);
+            assert_eq!(bk, want, "reach {reach}");
         }
     }
 }
