@@ -461,30 +461,35 @@ impl<const D: usize> Columns<D> {
             .par_chunks(CHUNK)
             .enumerate()
             .map(|(ci, part)| {
-                let (mut l_min, mut l_max, mut cells) = (u32::MAX, 0, 0usize);
-                let mut memo = LevelCache::new();
-                for (j, b) in part.iter().enumerate() {
-                    let i = ci * CHUNK + j;
-                    let g = b.grown(m);
-                    let (l, count) = if g.is_inverted() {
-                        (0, 0)
-                    } else {
-                        let qlo = cols.map(|k| quant.coord(k, g.min[k]));
-                        let qhi = cols.map(|k| quant.coord(k, g.max[k]));
-                        let (l, count) = memo.choose(&model, qlo, qhi);
-                        l_min = l_min.min(l);
-                        l_max = l_max.max(l);
-                        (l, count)
-                    };
-                    // SAFETY: `i` ranges over 0..n, each value in exactly one task; both
-                    // arrays have length n (grow_to).
-                    unsafe {
-                        level_out.put(i, l as u8);
-                        count_out.put(i, count as u16);
-                    }
-                    cells += count as usize;
-                }
-                (l_min, l_max, cells)
+                crate::isa::fast(
+                    #[inline(always)]
+                    || {
+                        let (mut l_min, mut l_max, mut cells) = (u32::MAX, 0, 0usize);
+                        let mut memo = LevelCache::new();
+                        for (j, b) in part.iter().enumerate() {
+                            let i = ci * CHUNK + j;
+                            let g = b.grown(m);
+                            let (l, count) = if g.is_inverted() {
+                                (0, 0)
+                            } else {
+                                let qlo = cols.map(|k| quant.coord(k, g.min[k]));
+                                let qhi = cols.map(|k| quant.coord(k, g.max[k]));
+                                let (l, count) = memo.choose(&model, qlo, qhi);
+                                l_min = l_min.min(l);
+                                l_max = l_max.max(l);
+                                (l, count)
+                            };
+                            // SAFETY: `i` ranges over 0..n, each value in exactly one task; both
+                            // arrays have length n (grow_to).
+                            unsafe {
+                                level_out.put(i, l as u8);
+                                count_out.put(i, count as u16);
+                            }
+                            cells += count as usize;
+                        }
+                        (l_min, l_max, cells)
+                    },
+                )
             })
             .collect();
         let (mut l_min, mut l_max, mut cells) = (u32::MAX, 0, 0);
@@ -548,74 +553,80 @@ impl<const D: usize> Columns<D> {
         let c = lay.c;
         let (s_pos, f_pos) = (lay.cell_from() + lay.lvl_bits, lay.id_bits);
         parts.into_par_iter().zip(boxes.par_chunks(CHUNK)).enumerate().for_each(|(ci, (dst, src))| {
-            let mut at = 0;
-            for (j, b) in src.iter().enumerate() {
-                let i = ci * CHUNK + j;
-                if self.count[i] == 0 {
-                    continue;
-                }
-                let g = b.grown(margin);
-                let l = self.level[i] as u32;
-                let qx = self.qx_of(g.min[self.ax]);
-                let c0 = cols.map(|k| shr32(self.quant.coord(k, g.min[k]), l));
-                let c1 = cols.map(|k| shr32(self.quant.coord(k, g.max[k]), l));
-                // Every field but the column start and the first flags is the box's.
-                let base = T::from_u128(lay.pack(0, l, qx, 0, i as u32));
-                let shift = c * (l - lay.l_min);
-                let entry =
-                    |code: u64, first: u32| T::with_column(base, shl64(code, shift), s_pos, first, f_pos);
-                let (nx, ny) = (c1[0] - c0[0], c1[1] - c0[1]);
-                // PERF: a box spans one or two columns per axis at its seed level, in no
-                // predictable pattern, so loops over them end unpredictably (at 1M uniform
-                // 3D boxes, 1 thread, this path took the write from 28.4-28.6 ms to
-                // 27.0-27.3). The common case writes every candidate entry and advances by
-                // the real ones:
-                // a slot written beyond the box's entries is rewritten by the next box
-                // (boxes write in order), so only a box within 2^c slots of the end of
-                // the chunk's slice takes the loops.
-                if c == 2 && nx <= 1 && ny <= 1 && at + 4 <= dst.len() {
-                    let (x0, x1) = (col_code(2, [c0[0], 0]), col_code(2, [c1[0], 0]));
-                    let (y0, y1) = (col_code(2, [0, c0[1]]), col_code(2, [0, c1[1]]));
-                    dst[at] = entry(x0 | y0, 3);
-                    at += 1;
-                    dst[at] = entry(x1 | y0, 2);
-                    at += nx as usize;
-                    dst[at] = entry(x0 | y1, 1);
-                    at += ny as usize;
-                    dst[at] = entry(x1 | y1, 0);
-                    at += (nx & ny) as usize;
-                    continue;
-                }
-                if c == 1 && nx <= 1 && at + 2 <= dst.len() {
-                    dst[at] = entry(c0[0] as u64, 1);
-                    at += 1;
-                    dst[at] = entry(c1[0] as u64, 0);
-                    at += nx as usize;
-                    continue;
-                }
-                let mut put = |code: u64, first: u32| {
-                    dst[at] = entry(code, first);
-                    at += 1;
-                };
-                match c {
-                    2 => {
-                        for y in c0[1]..=c1[1] {
-                            let my = col_code(2, [0, y]);
-                            let fy = ((y == c0[1]) as u32) << 1;
-                            for x in c0[0]..=c1[0] {
-                                put(col_code(2, [x, 0]) | my, (x == c0[0]) as u32 | fy);
+            crate::isa::fast(
+                #[inline(always)]
+                || {
+                    let mut at = 0;
+                    for (j, b) in src.iter().enumerate() {
+                        let i = ci * CHUNK + j;
+                        if self.count[i] == 0 {
+                            continue;
+                        }
+                        let g = b.grown(margin);
+                        let l = self.level[i] as u32;
+                        let qx = self.qx_of(g.min[self.ax]);
+                        let c0 = cols.map(|k| shr32(self.quant.coord(k, g.min[k]), l));
+                        let c1 = cols.map(|k| shr32(self.quant.coord(k, g.max[k]), l));
+                        // Every field but the column start and the first flags is the box's.
+                        let base = T::from_u128(lay.pack(0, l, qx, 0, i as u32));
+                        let shift = c * (l - lay.l_min);
+                        let entry = |code: u64, first: u32| {
+                            T::with_column(base, shl64(code, shift), s_pos, first, f_pos)
+                        };
+                        let (nx, ny) = (c1[0] - c0[0], c1[1] - c0[1]);
+                        // PERF: a box spans one or two columns per axis at its seed level, in no
+                        // predictable pattern, so loops over them end unpredictably (at 1M uniform
+                        // 3D boxes, 1 thread, this path took the write from 28.4-28.6 ms to
+                        // 27.0-27.3). The common case writes every candidate entry and advances by
+                        // the real ones:
+                        // a slot written beyond the box's entries is rewritten by the next box
+                        // (boxes write in order), so only a box within 2^c slots of the end of
+                        // the chunk's slice takes the loops.
+                        if c == 2 && nx <= 1 && ny <= 1 && at + 4 <= dst.len() {
+                            let (x0, x1) = (col_code(2, [c0[0], 0]), col_code(2, [c1[0], 0]));
+                            let (y0, y1) = (col_code(2, [0, c0[1]]), col_code(2, [0, c1[1]]));
+                            dst[at] = entry(x0 | y0, 3);
+                            at += 1;
+                            dst[at] = entry(x1 | y0, 2);
+                            at += nx as usize;
+                            dst[at] = entry(x0 | y1, 1);
+                            at += ny as usize;
+                            dst[at] = entry(x1 | y1, 0);
+                            at += (nx & ny) as usize;
+                            continue;
+                        }
+                        if c == 1 && nx <= 1 && at + 2 <= dst.len() {
+                            dst[at] = entry(c0[0] as u64, 1);
+                            at += 1;
+                            dst[at] = entry(c1[0] as u64, 0);
+                            at += nx as usize;
+                            continue;
+                        }
+                        let mut put = |code: u64, first: u32| {
+                            dst[at] = entry(code, first);
+                            at += 1;
+                        };
+                        match c {
+                            2 => {
+                                for y in c0[1]..=c1[1] {
+                                    let my = col_code(2, [0, y]);
+                                    let fy = ((y == c0[1]) as u32) << 1;
+                                    for x in c0[0]..=c1[0] {
+                                        put(col_code(2, [x, 0]) | my, (x == c0[0]) as u32 | fy);
+                                    }
+                                }
                             }
+                            1 => {
+                                for x in c0[0]..=c1[0] {
+                                    put(x as u64, (x == c0[0]) as u32);
+                                }
+                            }
+                            _ => put(0, 0),
                         }
                     }
-                    1 => {
-                        for x in c0[0]..=c1[0] {
-                            put(x as u64, (x == c0[0]) as u32);
-                        }
-                    }
-                    _ => put(0, 0),
-                }
-            }
-            debug_assert_eq!(at, dst.len());
+                    debug_assert_eq!(at, dst.len());
+                },
+            )
         });
     }
 
@@ -637,24 +648,29 @@ impl<const D: usize> Columns<D> {
         let qx = Out(self.qx.as_mut_ptr());
         let lay = self.layout;
         entries.par_chunks(CHUNK).enumerate().for_each(|(ci, part)| {
-            for (j, &e) in part.iter().enumerate() {
-                let s = ci * CHUNK + j;
-                if let Some(&f) = part.get(j + PREFETCH) {
-                    prefetch(&boxes[lay.id(f) as usize]);
-                }
-                let g = boxes[lay.id(e) as usize].grown(margin);
-                // SAFETY: `s` ranges over 0..n, each value in exactly one task; every row
-                // array has length n (grow_to).
-                unsafe {
-                    for k in 0..D {
-                        lo[k].put(s, g.min[k]);
-                        hi[k].put(s, g.max[k]);
+            crate::isa::fast(
+                #[inline(always)]
+                || {
+                    for (j, &e) in part.iter().enumerate() {
+                        let s = ci * CHUNK + j;
+                        if let Some(&f) = part.get(j + PREFETCH) {
+                            prefetch(&boxes[lay.id(f) as usize]);
+                        }
+                        let g = boxes[lay.id(e) as usize].grown(margin);
+                        // SAFETY: `s` ranges over 0..n, each value in exactly one task; every row
+                        // array has length n (grow_to).
+                        unsafe {
+                            for k in 0..D {
+                                lo[k].put(s, g.min[k]);
+                                hi[k].put(s, g.max[k]);
+                            }
+                            qx.put(s, lay.qx(e) as f32);
+                            qxh.put(s, self.qx_of(g.max[self.ax]) as f32);
+                            fst.put(s, lay.first(e) as u8);
+                        }
                     }
-                    qx.put(s, lay.qx(e) as f32);
-                    qxh.put(s, self.qx_of(g.max[self.ax]) as f32);
-                    fst.put(s, lay.first(e) as u8);
-                }
-            }
+                },
+            )
         });
     }
 
@@ -1010,7 +1026,10 @@ impl<const D: usize> Columns<D> {
                     counts: SweepCounts::default(),
                 };
                 let (from, to) = (bounds[c], bounds[c + 1].max(bounds[c]));
-                w.walk(from, to);
+                crate::isa::fast(
+                    #[inline(always)]
+                    || w.walk(from, to),
+                );
                 *part = w.out.spill;
                 (w.counts, w.out.len)
             })
@@ -1064,6 +1083,7 @@ struct Walker<'a, const D: usize, T> {
 
 impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     /// Handles every run starting in `from..to`.
+    #[inline(always)]
     fn walk(&mut self, from: usize, to: usize) {
         let e = self.entries;
         let mut a = from;
@@ -1092,6 +1112,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     /// The run `a..b` against itself: sweep-and-prune along the sweep axis, eight rows at a
     /// time. Two entries of one column own their pair iff on every column axis one of
     /// them is its box's first column (see [`Layout::owns`] with equal columns).
+    #[inline(always)]
     fn run(&mut self, a: usize, b: usize) {
         let cols = self.cols;
         let (e, lay) = (self.entries, self.lay);
@@ -1116,7 +1137,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     /// run's): each range row tests the window of the run that can reach it along the
     /// sweep axis. The run is sorted by `qx`, and no run box is longer than `reach`, so the
     /// run boxes overlapping `[qx(y), qxhi(y)]` start in `[qx(y) - reach, qxhi(y)]`.
-    #[inline(never)]
+    #[inline(always)]
     fn range(&mut self, a: usize, b: usize, r: usize) {
         let cols = self.cols;
         let (e, lay) = (self.entries, self.lay);

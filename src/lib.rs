@@ -30,6 +30,7 @@ mod brute_force;
 mod columns;
 mod config;
 mod error;
+mod isa;
 mod pairs;
 mod pipeline;
 mod stats;

@@ -65,11 +65,16 @@ pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]
         let hists: Vec<Vec<u32>> = parts
             .par_iter()
             .map(|p| {
-                let mut h = vec![0u32; nb];
-                for &k in p.iter() {
-                    h[(k >> shift) as usize] += 1;
-                }
-                h
+                crate::isa::fast(
+                    #[inline(always)]
+                    || {
+                        let mut h = vec![0u32; nb];
+                        for &k in p.iter() {
+                            h[(k >> shift) as usize] += 1;
+                        }
+                        h
+                    },
+                )
             })
             .collect();
         // starts[b] = first slot of bucket b; offs[part][b] = that part's first slot in it.
@@ -89,16 +94,21 @@ pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]
         out.reserve_exact(total);
         let dst = SendPtr(out.as_mut_ptr());
         parts.par_iter().zip(offs.into_par_iter()).for_each(|(p, mut off)| {
-            // Rebound so the closure captures the whole Send wrapper, not its raw field.
-            #[allow(clippy::redundant_locals)]
-            let dst = dst;
-            for &k in p.iter() {
-                let b = (k >> shift) as usize;
-                // SAFETY: each part owns the disjoint slots offs[part][b]..+hists[part][b] of
-                // `out` (length total), and off[b] stays inside them.
-                unsafe { dst.0.add(off[b]).write(split(k)) };
-                off[b] += 1;
-            }
+            crate::isa::fast(
+                #[inline(always)]
+                || {
+                    // Rebound so the closure captures the whole Send wrapper, not its raw field.
+                    #[allow(clippy::redundant_locals)]
+                    let dst = dst;
+                    for &k in p.iter() {
+                        let b = (k >> shift) as usize;
+                        // SAFETY: each part owns the disjoint slots offs[part][b]..+hists[part][b] of
+                        // `out` (length total), and off[b] stays inside them.
+                        unsafe { dst.0.add(off[b]).write(split(k)) };
+                        off[b] += 1;
+                    }
+                },
+            )
         });
         // SAFETY: the parts' slot ranges partition 0..total (the prefix over the
         // histograms), so the scatter initialised every slot below `total <= capacity`.
@@ -121,11 +131,16 @@ pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]
         // size is mapped and faulted in anew each time.
         let per = nb.div_ceil(4 * rayon::current_num_threads()).max(1);
         buckets.par_chunks_mut(per).enumerate().for_each(|(g, group)| {
-            let (mut tmp, mut hist) = (Vec::new(), Vec::new());
-            for (k, bk) in group.iter_mut().enumerate() {
-                let i0 = ((g * per + k) as u64 * w as u64) as u32;
-                sort_bucket(bk, i0, w, &mut tmp, &mut hist);
-            }
+            crate::isa::fast(
+                #[inline(always)]
+                || {
+                    let (mut tmp, mut hist) = (Vec::new(), Vec::new());
+                    for (k, bk) in group.iter_mut().enumerate() {
+                        let i0 = ((g * per + k) as u64 * w as u64) as u32;
+                        sort_bucket(bk, i0, w, &mut tmp, &mut hist);
+                    }
+                },
+            )
         });
     }
     debug_assert!(validate(out), "pairs not unique and increasing");
@@ -138,6 +153,7 @@ const BUCKET_DIGIT: u32 = 11;
 /// a stable LSD radix sort on `j - i0`, then on `i - i0`, in digits of at most
 /// [`BUCKET_DIGIT`] bits, using `tmp` as the other buffer and `hist` for the counts. One
 /// pass counts every digit; a digit that is the same for every pair moves nothing.
+#[inline(always)]
 fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hist: &mut Vec<u32>) {
     let bits = |v: u32| u32::BITS - v.saturating_sub(1).leading_zeros();
     // (field, shift, width) of each digit, least significant first.
@@ -168,7 +184,9 @@ fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hi
         bk.sort_unstable();
         return;
     }
-    let digit = |p: &[u32; 2], (field, shift, d): (usize, u32, u32)| ((p[field] - i0) >> shift & ((1 << d) - 1)) as usize;
+    let digit = |p: &[u32; 2], (field, shift, d): (usize, u32, u32)| {
+        ((p[field] - i0) >> shift & ((1 << d) - 1)) as usize
+    };
     hist.clear();
     hist.resize(total, 0);
     for p in bk.iter() {

@@ -170,11 +170,16 @@ fn scatter_pass<T: RadixKey>(src: &[T], dst: &mut [T], shift: u32, digit: u32, c
     let radix = 1usize << digit.min(DIGIT);
     let mask = radix - 1;
     let count = |c: &[T]| {
-        let mut h = [0u32; RADIX];
-        for &v in c {
-            h[v.digit(shift) & mask] += 1;
-        }
-        h
+        crate::isa::fast(
+            #[inline(always)]
+            || {
+                let mut h = [0u32; RADIX];
+                for &v in c {
+                    h[v.digit(shift) & mask] += 1;
+                }
+                h
+            },
+        )
     };
     let hists: Vec<[u32; RADIX]> = if src.len() <= chunk_len {
         vec![count(src)]
@@ -206,13 +211,19 @@ fn scatter_pass<T: RadixKey>(src: &[T], dst: &mut [T], shift: u32, digit: u32, c
         #[allow(clippy::redundant_locals)]
         let out = out;
         let mut off = offsets[c];
-        for &v in part {
-            let b = v.digit(shift) & mask;
-            // SAFETY: offsets[c][b] .. offsets[c][b] + hists[c][b] is this chunk's private
-            // range for bucket b, inside 0..dst.len(); each record advances its bucket once.
-            unsafe { out.0.add(off[b]).write(v) };
-            off[b] += 1;
-        }
+        crate::isa::fast(
+            #[inline(always)]
+            || {
+                for &v in part {
+                    let b = v.digit(shift) & mask;
+                    // SAFETY: offsets[c][b] .. offsets[c][b] + hists[c][b] is this chunk's
+                    // private range for bucket b, inside 0..dst.len(); each record advances
+                    // its bucket once.
+                    unsafe { out.0.add(off[b]).write(v) };
+                    off[b] += 1;
+                }
+            },
+        )
     };
     if hists.len() == 1 {
         scatter((0, src));

@@ -170,27 +170,32 @@ impl<const D: usize> Sorted<D> {
         let payload = Out(self.payload.as_mut_ptr());
         const CHUNK: usize = 4096;
         self.keys.par_chunks(CHUNK).enumerate().for_each(|(c, part)| {
-            for (j, &key) in part.iter().enumerate() {
-                if let Some(&f) = part.get(j + crate::columns::PREFETCH) {
-                    crate::columns::prefetch(&boxes[f as u32 as usize]);
-                }
-                let i = key as u32 as usize;
-                let mut g = boxes[i].grown(margin);
-                if ax != 0 {
-                    g.min.swap(0, ax);
-                    g.max.swap(0, ax);
-                }
-                let s = c * CHUNK + j;
-                // SAFETY: `s` ranges over 0..n, each value in exactly one task; every array
-                // has length n (grow_to).
-                unsafe {
-                    for k in 0..D {
-                        lo[k].put(s, g.min[k]);
-                        hi[k].put(s, g.max[k]);
+            crate::isa::fast(
+                #[inline(always)]
+                || {
+                    for (j, &key) in part.iter().enumerate() {
+                        if let Some(&f) = part.get(j + crate::columns::PREFETCH) {
+                            crate::columns::prefetch(&boxes[f as u32 as usize]);
+                        }
+                        let i = key as u32 as usize;
+                        let mut g = boxes[i].grown(margin);
+                        if ax != 0 {
+                            g.min.swap(0, ax);
+                            g.max.swap(0, ax);
+                        }
+                        let s = c * CHUNK + j;
+                        // SAFETY: `s` ranges over 0..n, each value in exactly one task; every array
+                        // has length n (grow_to).
+                        unsafe {
+                            for k in 0..D {
+                                lo[k].put(s, g.min[k]);
+                                hi[k].put(s, g.max[k]);
+                            }
+                            payload.put(s, i as u32);
+                        }
                     }
-                    payload.put(s, i as u32);
-                }
-            }
+                },
+            )
         });
     }
 
@@ -291,6 +296,7 @@ pub fn scan<const D: usize>(a: &Aabb<D>, t: &Sorted<D>, start: usize, mut emit: 
 
 /// All overlapping pairs `(i, j)`, `i < j` in sorted order, for sweep indices `rows` (the
 /// per-chunk kernel; the full sweep is `rows = 0..len`). Returns the boxes tested.
+#[inline(always)]
 pub fn complete<const D: usize>(
     s: &Sorted<D>,
     rows: std::ops::Range<usize>,
@@ -518,11 +524,16 @@ pub(crate) fn sweep_into<const D: usize>(
     let (parts, tests): (Vec<Vec<u64>>, Vec<usize>) = (0..n.div_ceil(chunk))
         .into_par_iter()
         .map(|c| {
-            let mut part = Vec::new();
-            let t = complete(s, c * chunk..((c + 1) * chunk).min(n), |i, j| {
-                part.push(crate::pairs::key(s.payload[i], s.payload[j]));
-            });
-            (part, t)
+            crate::isa::fast(
+                #[inline(always)]
+                || {
+                    let mut part = Vec::new();
+                    let t = complete(s, c * chunk..((c + 1) * chunk).min(n), |i, j| {
+                        part.push(crate::pairs::key(s.payload[i], s.payload[j]));
+                    });
+                    (part, t)
+                },
+            )
         })
         .unzip();
     let parts: Vec<&[u64]> = parts.iter().map(Vec::as_slice).collect();
@@ -542,42 +553,48 @@ pub(crate) fn scan_scene<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> Axis
     let parts: Vec<AxisStats<D>> = boxes
         .par_chunks(4096)
         .map(|c| {
-            // PERF: min and max as compares (one instruction each; `f32::min` adds NaN
-            // fix-ups, and a NaN box is reported invalid anyway), in f32 where exact.
-            let (mut lo, mut hi_lo, mut hi) =
-                ([f32::INFINITY; D], [f32::NEG_INFINITY; D], [f32::NEG_INFINITY; D]);
-            let mut ext = [0.0f64; D];
-            let mut count = 0usize;
-            let mut ok = true;
-            for b in c {
-                // Branch-free validity (NaN fails every comparison); the caller looks for
-                // the first bad box only when some chunk saw one.
-                for k in 0..D {
-                    ok &=
-                        (b.min[k] <= b.max[k]) & (b.min[k].abs() <= f32::MAX) & (b.max[k].abs() <= f32::MAX);
-                }
-                let g = b.grown(margin);
-                if g.is_inverted() {
-                    continue;
-                }
-                count += 1;
-                for k in 0..D {
-                    let (l, h) = (g.min[k], g.max[k]);
-                    ext[k] += h as f64 - l as f64;
-                    lo[k] = if l < lo[k] { l } else { lo[k] };
-                    hi_lo[k] = if l > hi_lo[k] { l } else { hi_lo[k] };
-                    hi[k] = if h > hi[k] { h } else { hi[k] };
-                }
-            }
-            AxisStats {
-                count: count as f64,
-                ext,
-                lo: lo.map(f64::from),
-                hi: hi_lo.map(f64::from),
-                min: lo,
-                max: hi,
-                invalid: !ok,
-            }
+            crate::isa::fast(
+                #[inline(always)]
+                || {
+                    // PERF: min and max as compares (one instruction each; `f32::min` adds NaN
+                    // fix-ups, and a NaN box is reported invalid anyway), in f32 where exact.
+                    let (mut lo, mut hi_lo, mut hi) =
+                        ([f32::INFINITY; D], [f32::NEG_INFINITY; D], [f32::NEG_INFINITY; D]);
+                    let mut ext = [0.0f64; D];
+                    let mut count = 0usize;
+                    let mut ok = true;
+                    for b in c {
+                        // Branch-free validity (NaN fails every comparison); the caller looks for
+                        // the first bad box only when some chunk saw one.
+                        for k in 0..D {
+                            ok &= (b.min[k] <= b.max[k])
+                                & (b.min[k].abs() <= f32::MAX)
+                                & (b.max[k].abs() <= f32::MAX);
+                        }
+                        let g = b.grown(margin);
+                        if g.is_inverted() {
+                            continue;
+                        }
+                        count += 1;
+                        for k in 0..D {
+                            let (l, h) = (g.min[k], g.max[k]);
+                            ext[k] += h as f64 - l as f64;
+                            lo[k] = if l < lo[k] { l } else { lo[k] };
+                            hi_lo[k] = if l > hi_lo[k] { l } else { hi_lo[k] };
+                            hi[k] = if h > hi[k] { h } else { hi[k] };
+                        }
+                    }
+                    AxisStats {
+                        count: count as f64,
+                        ext,
+                        lo: lo.map(f64::from),
+                        hi: hi_lo.map(f64::from),
+                        min: lo,
+                        max: hi,
+                        invalid: !ok,
+                    }
+                },
+            )
         })
         .collect();
     let mut total = AxisStats::EMPTY;
