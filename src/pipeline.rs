@@ -94,7 +94,9 @@ impl<const D: usize> Broadphase<D> {
         };
         let bounds =
             Aabb { min: bounds.min.map(|x| x.max(f32::MIN)), max: bounds.max.map(|x| x.min(f32::MAX)) };
-        self.cols.plan(boxes, &self.config, bounds, axis, per_box, scan.mean_extent(axis));
+        // The level model's density leaves ties out: with them, 3D tiles (exactly touching,
+        // on a grid) went to finer levels and took 96 ms at 300k boxes instead of 65.
+        self.cols.plan(boxes, &self.config, bounds, axis, scan.density(axis), scan.mean_extent(axis));
         self.stats.t_store = t0.elapsed();
         if self.cols.layout.bits() <= 64 {
             run(
