@@ -384,6 +384,9 @@ impl<T> Out<T> {
     }
 }
 
+/// Range rows tested together against a run's bounding box (see `Walker::range`).
+const RANGE_PIECE: usize = 32;
+
 /// Rows ahead whose boxes the gather prefetches. PERF: the gather reads the input at random
 /// (entries are in column order, the input in the caller's); prefetching cut it from 67 to
 /// 25 ms at 1M uniform 3D boxes, 1 thread (docs/BENCHMARKS.md).
@@ -678,6 +681,63 @@ impl<const D: usize> Columns<D> {
     #[inline(always)]
     fn get(&self, s: usize) -> Aabb<D> {
         Aabb { min: std::array::from_fn(|k| self.lo[k][s]), max: std::array::from_fn(|k| self.hi[k][s]) }
+    }
+
+    /// The bounding box of rows `from..to` (not empty).
+    #[inline(always)]
+    fn bounds_of(&self, from: usize, to: usize) -> Aabb<D> {
+        let mut u = self.get(from);
+        for s in from + 1..to {
+            for k in 0..D {
+                let (l, h) = (self.lo[k][s], self.hi[k][s]);
+                u.min[k] = if l < u.min[k] { l } else { u.min[k] };
+                u.max[k] = if h > u.max[k] { h } else { u.max[k] };
+            }
+        }
+        u
+    }
+
+    /// The run rows `a..b` whose boxes overlap `bx`, as SIMD lanes, when there are at most
+    /// eight of them; `None` when there are more. `corner` holds the run's quantised lower
+    /// corners on the column axes, indexed from `a` (see `Walker::range`).
+    #[inline(always)]
+    fn lanes_meeting(&self, a: usize, b: usize, bx: &Aabb<D>, corner: &[Vec<i32>; 2]) -> Option<Lanes<D>> {
+        let mut lanes = Lanes::<D>::empty();
+        let mut put = |x: usize| {
+            if lanes.len == 8 {
+                return false;
+            }
+            let i = lanes.len;
+            for k in 0..D {
+                lanes.lo[k][i] = self.lo[k][x];
+                lanes.hi[k][i] = self.hi[k][x];
+            }
+            for (k, ck) in corner.iter().enumerate().take(self.layout.c as usize) {
+                lanes.corner[k][i] = ck[x - a];
+            }
+            lanes.row[i] = x as u32;
+            lanes.len += 1;
+            true
+        };
+        let n = self.qx.len();
+        let mut j = a;
+        while j < b && j + 8 <= n {
+            let live = if b - j >= 8 { 0xff } else { (1u32 << (b - j)) - 1 };
+            let mut m = crate::sap::overlap_mask8(&self.lo, &self.hi, j, bx, 0) & live;
+            while m != 0 {
+                if !put(j + m.trailing_zeros() as usize) {
+                    return None;
+                }
+                m &= m - 1;
+            }
+            j += 8;
+        }
+        for x in j..b {
+            if bx.overlaps(&self.get(x)) && !put(x) {
+                return None;
+            }
+        }
+        Some(lanes)
     }
 
     /// Tests box `bx` against rows `from..to` in order while their `qx` is at most `qh`
@@ -1066,6 +1126,76 @@ impl Sink<'_> {
     }
 }
 
+/// Up to eight run boxes in SIMD lanes (structure of arrays), for testing one range row
+/// against all of them at once (see [`Columns::lanes_meeting`]). Empty lanes can overlap
+/// nothing: their bounds are `+inf..-inf`.
+struct Lanes<const D: usize> {
+    lo: [[f32; 8]; D],
+    hi: [[f32; 8]; D],
+    /// The boxes' quantised lower corners on the column axes ([`biased`]).
+    corner: [[i32; 8]; 2],
+    /// Their rows.
+    row: [u32; 8],
+    len: usize,
+}
+
+impl<const D: usize> Lanes<D> {
+    fn empty() -> Self {
+        Self {
+            lo: [[f32::INFINITY; 8]; D],
+            hi: [[f32::NEG_INFINITY; 8]; D],
+            corner: [[0; 8]; 2],
+            row: [0; 8],
+            len: 0,
+        }
+    }
+
+    /// Tests range rows `y0..y1` against the lanes: the exact box test and the ownership
+    /// mask (as in `Walker::range`), one SIMD step a row. Returns the tests made.
+    #[inline(always)]
+    fn test<T: Entry>(
+        &self,
+        cols: &Columns<D>,
+        e: &[T],
+        lay: Layout,
+        y0: usize,
+        y1: usize,
+        out: &mut Sink<'_>,
+    ) -> usize {
+        if self.len == 0 {
+            return 0;
+        }
+        let lo = self.lo.map(f32x8::from);
+        let hi = self.hi.map(f32x8::from);
+        let corner = self.corner.map(i32x8::from);
+        let c = lay.c as usize;
+        for y in y0..y1 {
+            let mut m = 0xff;
+            for k in 0..D {
+                let ok =
+                    lo[k].simd_le(f32x8::splat(cols.hi[k][y])) & f32x8::splat(cols.lo[k][y]).simd_le(hi[k]);
+                m &= ok.to_bitmask();
+            }
+            if m == 0 {
+                continue;
+            }
+            let ey = e[y];
+            let (lb, ub) = lay.owner_box(ey);
+            for k in 0..c {
+                m &= (corner[k].simd_ge(i32x8::splat(lb[k])) & corner[k].simd_le(i32x8::splat(ub[k])))
+                    .to_bitmask();
+            }
+            let idy = lay.id(ey);
+            while m != 0 {
+                let x = self.row[m.trailing_zeros() as usize] as usize;
+                out.push(crate::pairs::key(lay.id(e[x]), idy));
+                m &= m - 1;
+            }
+        }
+        self.len * (y1 - y0)
+    }
+}
+
 /// One chunk's walk state and scratch.
 struct Walker<'a, const D: usize, T> {
     cols: &'a Columns<D>,
@@ -1168,34 +1298,58 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         // The range is a sequence of runs, each sorted by `qx`: within one the window's
         // start only moves forward (a merge); a new one starts with a binary search.
         let (mut from, mut prev) = (0, f32::INFINITY);
-        for y in b..r {
-            let by = cols.get(y);
-            let (qy, qh) = (cols.qx[y], cols.qxh[y]);
-            let lo = qy - reach;
-            if qy < prev {
-                from = run_qx.partition_point(|&q| q < lo);
+        // The range in pieces of `RANGE_PIECE` rows. The run boxes that meet a piece's
+        // bounding box are picked out first: none, and the piece is skipped; at most eight,
+        // and each row tests them in one SIMD step, no window search (a plank's column
+        // over a crowd of small boxes). Otherwise the rows search their windows. After a
+        // piece done either way, the next row searches afresh. Where pieces meet too many
+        // run boxes (sizes that vary smoothly: every run box is big), the test backs off:
+        // after `k` misses in a row it skips the next `k` pieces' tests.
+        let (mut y0, mut misses, mut wait) = (b, 0, 0);
+        while y0 < r {
+            let y1 = (y0 + RANGE_PIECE).min(r);
+            if wait > 0 {
+                wait -= 1;
+            } else if let Some(lanes) = cols.lanes_meeting(a, b, &cols.bounds_of(y0, y1), &corner) {
+                misses = 0;
+                prev = f32::INFINITY;
+                tested += lanes.test(cols, e, lay, y0, y1, &mut self.out);
+                y0 = y1;
+                continue;
             } else {
-                while from < run_qx.len() && run_qx[from] < lo {
-                    from += 1;
-                }
+                misses += 1;
+                wait = misses;
             }
-            prev = qy;
-            let ey = e[y];
-            let (lb, ub) = lay.owner_box(ey);
-            let (lbv, ubv) = (lb.map(i32x8::splat), ub.map(i32x8::splat));
-            let corner = &corner;
-            let pre = |j: usize| {
-                let mut ok = 0xff;
-                for k in 0..c {
-                    let v = i32x8::from(&corner[k][j - a..j - a + 8]);
-                    ok &= (v.simd_ge(lbv[k]) & v.simd_le(ubv[k])).to_bitmask();
+            for y in y0..y1 {
+                let by = cols.get(y);
+                let (qy, qh) = (cols.qx[y], cols.qxh[y]);
+                let lo = qy - reach;
+                if qy < prev {
+                    from = run_qx.partition_point(|&q| q < lo);
+                } else {
+                    while from < run_qx.len() && run_qx[from] < lo {
+                        from += 1;
+                    }
                 }
-                ok
-            };
-            let (idy, out) = (lay.id(ey), &mut self.out);
-            tested += cols.scan(&by, qh, a + from, b, pre, |x| {
-                out.push(crate::pairs::key(lay.id(e[x]), idy));
-            });
+                prev = qy;
+                let ey = e[y];
+                let (lb, ub) = lay.owner_box(ey);
+                let (lbv, ubv) = (lb.map(i32x8::splat), ub.map(i32x8::splat));
+                let corner = &corner;
+                let pre = |j: usize| {
+                    let mut ok = 0xff;
+                    for k in 0..c {
+                        let v = i32x8::from(&corner[k][j - a..j - a + 8]);
+                        ok &= (v.simd_ge(lbv[k]) & v.simd_le(ubv[k])).to_bitmask();
+                    }
+                    ok
+                };
+                let (idy, out) = (lay.id(ey), &mut self.out);
+                tested += cols.scan(&by, qh, a + from, b, pre, |x| {
+                    out.push(crate::pairs::key(lay.id(e[x]), idy));
+                });
+            }
+            y0 = y1;
         }
         self.corner = corner;
         self.counts.candidates += tested;
