@@ -257,7 +257,7 @@ pub(crate) fn overlap_mask8<const D: usize>(
 ///
 /// Precondition: every box of `t` at `start..` has `min[0] >= a.min[0]` (so the axis-0
 /// overlap reduces to `t.min[0] <= a.max[0]`), which the sweep order guarantees.
-#[inline]
+#[inline(always)]
 pub fn scan<const D: usize>(a: &Aabb<D>, t: &Sorted<D>, start: usize, mut emit: impl FnMut(usize)) -> usize {
     let n = t.len();
     let mut j = start;
