@@ -149,33 +149,41 @@ pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]
 /// The widest digit of [`sort_bucket`]: 2^11 four-byte counters stay in L1.
 const BUCKET_DIGIT: u32 = 11;
 
-/// Sorts `bk`, pairs `[i, j]` with `i0 <= i < i0 + w` and `i < j`, ascending:
-/// a stable LSD radix sort on `j - i0`, then on `i - i0`, in digits of at most
-/// [`BUCKET_DIGIT`] bits, using `tmp` as the other buffer and `hist` for the counts. One
-/// pass counts every digit; a digit that is the same for every pair moves nothing.
+/// Sorts `bk`, pairs `[i, j]` with `i0 <= i < i0 + w` and `i < j`, ascending: a stable
+/// LSD radix sort of the key `(i - i0) << jb | (j - i0)` (`jb` bits hold the widest
+/// `j - i0`), in as few digits of at most [`BUCKET_DIGIT`] bits as the key needs, using
+/// `tmp` as the other buffer and `hist` for the counts. One pass counts every digit; a
+/// digit that is the same for every pair moves nothing.
 #[inline(always)]
 fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hist: &mut Vec<u32>) {
     let bits = |v: u32| u32::BITS - v.saturating_sub(1).leading_zeros();
-    // (field, shift, width) of each digit, least significant first.
-    let mut digits = [(0usize, 0u32, 0u32); 6];
-    let mut nd = 0;
     // The partners' spread, not the bound: in a spatially ordered input (a terrain) the
-    // partners are near, and one digit may do.
-    let j_max = bk.iter().map(|p| p[1]).max().unwrap_or(i0);
-    for (field, width) in [(1usize, bits(j_max - i0 + 1)), (0, bits(w))] {
-        let parts = width.div_ceil(BUCKET_DIGIT).max(1);
-        let mut shift = 0;
-        for k in 0..parts {
-            let d = (width - shift).div_ceil(parts - k);
-            digits[nd] = (field, shift, d);
-            nd += 1;
-            shift += d;
-        }
+    // partners are near, and the key is shorter.
+    // One pass for the widest partner and the disorder: pairs whose partner is below the
+    // one before, with the same first index.
+    let (mut j_max, mut descents) = (i0, 0usize);
+    for q in bk.windows(2) {
+        j_max = j_max.max(q[1][1]);
+        descents += (q[0][0] == q[1][0] && q[1][1] < q[0][1]) as usize;
     }
-    let digits = &digits[..nd];
+    j_max = j_max.max(bk.first().map_or(i0, |p| p[1]));
+    let jb = bits(j_max - i0 + 1);
+    let width = jb + bits(w);
+    // (shift, width) of each digit of the key, least significant first. PERF: digits cut
+    // from the two fields apart took four passes where three do: 3D terrain 1M (13 + 12
+    // bits) had a pair stage of 96-99 ms, against 54-56 before the radix sort.
+    let parts = width.div_ceil(BUCKET_DIGIT).max(1);
+    let mut digits = [(0u32, 0u32); 6];
+    let mut shift = 0;
+    for (k, dg) in digits.iter_mut().enumerate().take(parts as usize) {
+        let d = (width - shift).div_ceil(parts - k as u32);
+        *dg = (shift, d);
+        shift += d;
+    }
+    let digits = &digits[..parts as usize];
     let mut offs = [0usize; 6];
     let mut total = 0;
-    for (k, &(_, _, d)) in digits.iter().enumerate() {
+    for (k, &(_, d)) in digits.iter().enumerate() {
         offs[k] = total;
         total += 1 << d;
     }
@@ -184,12 +192,13 @@ fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hi
         bk.sort_unstable();
         return;
     }
-    if bk.len() < SPARSE * w as usize {
+    // Few partners an index, or partners found nearly in order (a spatially ordered input:
+    // insertion sorts then barely move anything): the counting sort by the first index.
+    if bk.len() < SPARSE * w as usize || descents * ORDERED < bk.len() {
         return sort_sparse(bk, i0, w, tmp, hist);
     }
-    let digit = |p: &[u32; 2], (field, shift, d): (usize, u32, u32)| {
-        ((p[field] - i0) >> shift & ((1 << d) - 1)) as usize
-    };
+    let key = |p: &[u32; 2]| ((p[0] - i0) as u64) << jb | (p[1] - i0) as u64;
+    let digit = |p: &[u32; 2], (shift, d): (u32, u32)| (key(p) >> shift) as usize & ((1 << d) - 1);
     hist.clear();
     hist.resize(total, 0);
     for p in bk.iter() {
@@ -202,7 +211,7 @@ fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hi
     tmp.resize(bk.len(), [0; 2]);
     let mut in_bk = true;
     for (k, &dg) in digits.iter().enumerate() {
-        let h = &mut hist[offs[k]..offs[k] + (1 << dg.2)];
+        let h = &mut hist[offs[k]..offs[k] + (1 << dg.1)];
         if h.iter().any(|&c| c as usize == bk.len()) {
             continue;
         }
@@ -230,8 +239,15 @@ fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hi
 /// 31.1-32.9 ms, and 4% fewer instructions than before either (callgrind).
 const SPARSE: usize = 4;
 
-/// Sorts a bucket whose first indices have few partners each: a counting sort by the first
-/// index, then each index's partners by a comparison sort (mostly none or one).
+/// A bucket with fewer than one descent (a partner below the one before it, same first
+/// index) in this many pairs is sorted by [`sort_sparse`]. PERF: 3D terrain 1M (ids in grid
+/// order, about 8 partners an index) had a pair stage of 54-75 ms that way, 87-89 ms by
+/// radix passes; 3D varied 1M (ids at random, 11 partners) 152-158 ms against 116-134.
+const ORDERED: usize = 4;
+
+/// Sorts a bucket whose first indices have few partners each, or whose partners are nearly
+/// in order: a counting sort by the first index, then each index's partners by a
+/// comparison sort (an insertion sort for few: cheap when they are nearly in order).
 fn sort_sparse(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hist: &mut Vec<u32>) {
     let w = w as usize;
     hist.clear();
@@ -334,8 +350,8 @@ mod tests {
         }
     }
 
-    /// A bucket whose widest partner offset is a power of two (the digit width's edge),
-    /// one whose partners are all near (one digit), and one whose first index is constant.
+    /// A bucket whose widest partner offset is a power of two (the key width's edge), one
+    /// whose partners are all near (one digit), and one whose first index is constant.
     #[test]
     fn sort_bucket_edges() {
         let mut r = crate::scene::Rng::new(5);
@@ -348,6 +364,9 @@ mod tests {
                 })
                 .collect();
             bk.push([i0, i0 + reach]);
+            // Grouped by first index, partners in random order: the radix path (many
+            // descents), not the counting sort for ordered partners.
+            bk.sort_by_key(|p| p[0]);
             let mut want = bk.clone();
             want.sort_unstable();
             let (mut tmp, mut hist) = (Vec::new(), Vec::new());
