@@ -555,10 +555,21 @@ impl<const D: usize> Columns<D> {
         let cols = col_axes::<D>(self.ax);
         let c = lay.c;
         let (s_pos, f_pos) = (lay.cell_from() + lay.lvl_bits, lay.id_bits);
+        let pdep = crate::isa::pdep();
         parts.into_par_iter().zip(boxes.par_chunks(CHUNK)).enumerate().for_each(|(ci, (dst, src))| {
             crate::isa::fast(
                 #[inline(always)]
                 || {
+                    // The column code of two column coordinates: `pdep` where it is fast
+                    // (this closure then runs compiled for BMI2), else the tables.
+                    let code2 = |q: [u32; 2]| -> u64 {
+                        #[cfg(target_arch = "x86_64")]
+                        if pdep {
+                            // SAFETY: `isa::pdep()` is true only on a CPU with BMI2.
+                            return unsafe { morton::pdep_encode::<2>(q) };
+                        }
+                        col_code(2, q)
+                    };
                     let mut at = 0;
                     for (j, b) in src.iter().enumerate() {
                         let i = ci * CHUNK + j;
@@ -586,8 +597,8 @@ impl<const D: usize> Columns<D> {
                         // (boxes write in order), so only a box within 2^c slots of the end of
                         // the chunk's slice takes the loops.
                         if c == 2 && nx <= 1 && ny <= 1 && at + 4 <= dst.len() {
-                            let (x0, x1) = (col_code(2, [c0[0], 0]), col_code(2, [c1[0], 0]));
-                            let (y0, y1) = (col_code(2, [0, c0[1]]), col_code(2, [0, c1[1]]));
+                            let (x0, x1) = (code2([c0[0], 0]), code2([c1[0], 0]));
+                            let (y0, y1) = (code2([0, c0[1]]), code2([0, c1[1]]));
                             dst[at] = entry(x0 | y0, 3);
                             at += 1;
                             dst[at] = entry(x1 | y0, 2);
@@ -612,10 +623,10 @@ impl<const D: usize> Columns<D> {
                         match c {
                             2 => {
                                 for y in c0[1]..=c1[1] {
-                                    let my = col_code(2, [0, y]);
+                                    let my = code2([0, y]);
                                     let fy = ((y == c0[1]) as u32) << 1;
                                     for x in c0[0]..=c1[0] {
-                                        put(col_code(2, [x, 0]) | my, (x == c0[0]) as u32 | fy);
+                                        put(code2([x, 0]) | my, (x == c0[0]) as u32 | fy);
                                     }
                                 }
                             }

@@ -171,9 +171,14 @@ pub fn encode_bmi2<const D: usize>(q: [u32; D]) -> u64 {
     encode_lut(q)
 }
 
+/// [`encode`] by BMI2 `pdep`. Inlined only into code compiled with BMI2 (the
+/// [`crate::isa::fast`] path); [`crate::isa::pdep`] says when to use it.
+///
+/// SAFETY: the CPU must have BMI2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "bmi2")]
-unsafe fn pdep_encode<const D: usize>(q: [u32; D]) -> u64 {
+#[inline]
+pub(crate) unsafe fn pdep_encode<const D: usize>(q: [u32; D]) -> u64 {
     use std::arch::x86_64::_pdep_u64;
     match D {
         1 => q[0] as u64,
