@@ -11,10 +11,12 @@ use crate::sap::Sorted;
 use crate::{Aabb, Config, Error, Stats};
 
 /// `Method::Auto` sweeps the whole scene when the estimate is at most this many tests per
-/// box. PERF: at 100k boxes, sweep-and-prune cost about 40 + 0.6 x (tests per box) ns a
-/// box, and the cell pipeline 240-380 ns a box, on the scenes of `benches/rdc.rs`
-/// (`docs/BENCHMARKS.md`): the break-even is a few hundred.
-pub const SWEEP_MAX_PER_BOX: f64 = 256.0;
+/// box. PERF: sweep-and-prune costs about 30-40 + 0.5-0.9 x (tests per box) ns a box; the
+/// cell pipeline, once faster, costs 80-260 ns a box in 2D and 120-560 in 3D at 10k-100k
+/// (1 thread, `docs/BENCHMARKS.md`). The break-even is 100-250 tests. At 256, 2D uniform
+/// and clustered 100k were swept (190 and 226 tests a box) in 12.4 and 21.7 ms where the
+/// cells took 8.1 and 13.7, and 3D terrain 10k (209) in 2.04 ms against 1.61.
+pub const SWEEP_MAX_PER_BOX: f64 = 128.0;
 use std::time::Instant;
 
 /// A reusable pair finder: owns the store, the cell buffers and the pair buffers.
