@@ -284,7 +284,6 @@ fn sort_sparse(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hi
     }
 }
 
-
 /// A raw pointer for the disjoint parallel scatter.
 #[derive(Clone, Copy)]
 struct SendPtr(*mut [u32; 2]);
