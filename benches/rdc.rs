@@ -116,8 +116,8 @@ fn islands<const D: usize>(n: usize, seed: u64) -> Vec<Aabb<D>> {
         .map(|i| {
             let c = centres[i % k];
             let mut b = Aabb::new([0.0f32; D], [0.0f32; D]);
-            for a in 0..D {
-                let lo = c[a] + range(-1.5, 1.5);
+            for (a, &ca) in c.iter().enumerate() {
+                let lo = ca + range(-1.5, 1.5);
                 b.min[a] = lo as f32;
                 b.max[a] = (lo + range(0.3, 0.9)) as f32;
             }

@@ -473,7 +473,7 @@ impl<const D: usize> AxisStats<D> {
         for k in 0..D {
             let spread = self.hi[k] - self.lo[k];
             let per_box = if spread > 0.0 {
-                self.ext[k] / spread + self.ties[k]
+                self.density(k) + self.ties[k]
             } else if self.count <= 1.0 {
                 0.0
             } else {

@@ -12,11 +12,11 @@ use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
+/// An entry point's name and what it returned.
+type Outcome = (&'static str, Result<Vec<[u32; 2]>, Error>);
+
 /// Every entry point, on the same input; they must all agree.
-fn all_entry_points<const D: usize>(
-    boxes: &[Aabb<D>],
-    config: &Config<D>,
-) -> Vec<(&'static str, Result<Vec<[u32; 2]>, Error>)> {
+fn all_entry_points<const D: usize>(boxes: &[Aabb<D>], config: &Config<D>) -> Vec<Outcome> {
     let mut v = vec![
         ("find_pairs_with", find_pairs_with(boxes, config)),
         ("brute_force_pairs", brute_force_pairs(boxes, config)),

@@ -191,7 +191,7 @@ fn rdcs<const D: usize>() -> Vec<Rdc<D>> {
         Rdc { min_group_size: 1, ..Rdc::default() },
         Rdc { min_group_size: 3, axis_order: rev, ..Rdc::default() },
         Rdc { min_group_size: 1, margin: 0.25, ..Rdc::default() },
-        Rdc { min_group_size: 2, margin: -0.1, axis_order: rev, ..Rdc::default() },
+        Rdc { min_group_size: 2, margin: -0.1, axis_order: rev },
         Rdc { min_group_size: 1000, ..Rdc::default() },
     ]
 }
