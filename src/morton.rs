@@ -6,7 +6,8 @@
 //! - Method: the seed's table (`../shared/seeds/morton-order-collision-detection.txt`)
 //!   spreads 11 bits per lookup; ours spreads 8 bits per lookup with one 256-entry table
 //!   per dimension, built at compile time by a `const fn` (no initialiser object, no
-//!   static-init order). Builds for a BMI2 target use `pdep` instead (see [`encode`]).
+//!   static-init order). Builds for a BMI2 target use `pdep` instead (see [`encode`]), and
+//!   so does the cell stage on the runtime AVX2 path where `pdep` is fast.
 //!   `encode_magic` (shift-and-mask) and `encode_bmi2` (`pdep`, checked at run time) are
 //!   kept for the benchmark that chose: `benches/kernels.rs`, `docs/BENCHMARKS.md`.
 //! - Grid: 21 bits per axis in 3D (63-bit codes), 32 in 2D (64-bit codes), 32 in 1D.
@@ -63,8 +64,10 @@ fn spread(v: u32, d: usize) -> u64 {
 /// Lookup tables, or BMI2 `pdep` when the crate is compiled for a target with BMI2
 /// (`-C target-cpu=...`). PERF: `benches/kernels.rs` measured `pdep` 3.8x (3D) and 5.6x (2D)
 /// faster than the tables on an AMD EPYC (Zen), but only when the feature is known at
-/// compile time: a runtime check per call kept 1.5x. So default builds keep the portable
-/// tables. Note that `pdep` is microcoded and slow on AMD before Zen 3.
+/// compile time: a runtime check per call kept 1.5x. So this function keeps the portable
+/// tables in default builds; the cell stage, whose loop runs compiled for BMI2 on the AVX2
+/// path, calls `pdep_encode` there where `isa::pdep()` allows. Note that `pdep` is
+/// microcoded and slow on AMD before Zen 3.
 #[inline(always)]
 pub fn encode<const D: usize>(q: [u32; D]) -> u64 {
     #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
