@@ -1044,16 +1044,18 @@ impl<const D: usize> Columns<D> {
     /// Sweeps the sorted, gathered `entries` into pair keys. Chunk `c` writes its keys
     /// into its share of `pool` (idle memory, e.g. the radix scratch: as many keys as the
     /// chunk has entries times `pool.len() / entries.len()`) and, past that, into
-    /// `parts[c]` (resized to the chunk count; its vectors are reused). Returns the counts
-    /// and, per chunk, the `(start, len)` of the keys it left in `pool`.
+    /// `parts[c]`, blocks of [`SPILL_BLOCK`] keys (resized to the chunk count; the blocks
+    /// are reused). Returns the counts and, per chunk, the `(start, len)` of the keys it
+    /// left in `pool` and the number of blocks of `parts[c]` it filled (in order; the last
+    /// may be partly full).
     pub fn sweep<T: Entry>(
         &self,
         entries: &[T],
         crowded_threshold: u32,
         refine: Refine,
         pool: &mut [u64],
-        parts: &mut Vec<Vec<u64>>,
-    ) -> (SweepCounts, Vec<(usize, usize)>) {
+        parts: &mut Vec<Vec<Vec<u64>>>,
+    ) -> (SweepCounts, Vec<(usize, usize, usize)>) {
         let n = entries.len();
         let lay = self.layout;
         // Many chunks, also at small n: a run's range is swept by the chunk holding the
@@ -1079,19 +1081,18 @@ impl<const D: usize> Columns<D> {
             shares.push(head);
             rest = tail;
         }
-        let res: Vec<(SweepCounts, usize)> = parts
+        let res: Vec<(SweepCounts, usize, usize)> = parts
             .par_iter_mut()
             .zip(shares.into_par_iter())
             .enumerate()
             .map(|(c, (part, share))| {
-                part.clear();
                 let mut w = Walker {
                     cols: self,
                     entries,
                     lay,
                     threshold: crowded_threshold as u64,
                     refine,
-                    out: Sink { buf: share, len: 0, spill: std::mem::take(part) },
+                    out: Sink::new(share, std::mem::take(part)),
                     uniq: Vec::new(),
                     corner: [Vec::new(), Vec::new()],
                     counts: SweepCounts::default(),
@@ -1101,39 +1102,91 @@ impl<const D: usize> Columns<D> {
                     #[inline(always)]
                     || w.walk(from, to),
                 );
-                *part = w.out.spill;
-                (w.counts, w.out.len)
+                let (counts, len) = (w.counts, w.out.len);
+                let (blocks, used) = w.out.finish();
+                *part = blocks;
+                (counts, len, used)
             })
             .collect();
         let mut start = 0;
         let mut used = Vec::with_capacity(chunks);
-        for (c, &(_, len)) in res.iter().enumerate() {
-            used.push((start, len));
+        for (c, &(_, len, blocks)) in res.iter().enumerate() {
+            used.push((start, len, blocks));
             start += (bounds[c + 1].max(bounds[c]) - bounds[c]) * per;
         }
         (res.iter().fold(SweepCounts::default(), |a, r| a.add(r.0)), used)
     }
 }
 
-/// Where a chunk's pair keys go: a fixed slice first, then a growable spill vector.
+/// Keys a spill block holds. PERF (memory): one growable vector a chunk left up to half
+/// its capacity unused after doubling; at 1M varied 3D boxes 6.4M of 15.2M key slots (51
+/// bytes a box). Blocks leave at most one partly used block a chunk.
+pub(crate) const SPILL_BLOCK: usize = 1 << 15;
+
+/// Where a chunk's pair keys go: a fixed slice first, then blocks of [`SPILL_BLOCK`] keys.
 /// PERF (memory): the slice is the radix scratch, idle during the sweep, so pairs up to
 /// one per entry cost no memory of their own (1M clustered 3D: 138 to under 128 bytes a
 /// box, docs/BENCHMARKS.md).
 struct Sink<'a> {
     buf: &'a mut [u64],
     len: usize,
-    spill: Vec<u64>,
+    /// The chunk's blocks, kept across frames: `blocks[..used]` are full, `cur` is being
+    /// filled (its place, `blocks[used]`, is empty meanwhile), and the ones after hold
+    /// stale keys until taken.
+    blocks: Vec<Vec<u64>>,
+    used: usize,
+    cur: Vec<u64>,
 }
 
-impl Sink<'_> {
+impl<'a> Sink<'a> {
+    fn new(buf: &'a mut [u64], blocks: Vec<Vec<u64>>) -> Self {
+        Self { buf, len: 0, blocks, used: 0, cur: Vec::new() }
+    }
+
     #[inline(always)]
     fn push(&mut self, k: u64) {
         if let Some(slot) = self.buf.get_mut(self.len) {
             *slot = k;
             self.len += 1;
         } else {
-            self.spill.push(k);
+            if self.cur.len() == self.cur.capacity() {
+                self.next_block();
+            }
+            let l = self.cur.len();
+            // SAFETY: `l < capacity` (checked above; a fresh block is empty).
+            unsafe {
+                self.cur.as_mut_ptr().add(l).write(k);
+                self.cur.set_len(l + 1);
+            }
         }
+    }
+
+    /// Stores the full block and takes the next one (a kept one, or a new one).
+    #[cold]
+    #[inline(never)]
+    fn next_block(&mut self) {
+        if self.cur.capacity() > 0 {
+            self.blocks[self.used] = std::mem::take(&mut self.cur);
+            self.used += 1;
+        }
+        if self.used == self.blocks.len() {
+            self.blocks.push(Vec::new());
+        }
+        self.cur = std::mem::take(&mut self.blocks[self.used]);
+        if self.cur.capacity() == 0 {
+            self.cur = Vec::with_capacity(SPILL_BLOCK);
+        }
+        self.cur.clear();
+    }
+
+    /// The blocks, and how many of them hold this frame's keys (in order).
+    fn finish(mut self) -> (Vec<Vec<u64>>, usize) {
+        if self.cur.capacity() > 0 {
+            let filled = !self.cur.is_empty();
+            self.blocks[self.used] = self.cur;
+            self.used += filled as usize;
+        }
+        (self.blocks, self.used)
     }
 }
 
@@ -1419,6 +1472,37 @@ fn gallop<T: Entry>(e: &[T], from: usize, last: T) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The keys come back in push order: the slice first, then the blocks, over frames that
+    /// reuse the blocks with fewer and with more keys than before (stale blocks unseen).
+    #[test]
+    fn sink_keeps_order_across_blocks_and_frames() {
+        let mut blocks = Vec::new();
+        for (frame, &(slots, n)) in
+            [(10usize, 3 * SPILL_BLOCK + 5), (0, SPILL_BLOCK), (4, 7), (1, 2 * SPILL_BLOCK + 1), (0, 0)]
+                .iter()
+                .enumerate()
+        {
+            let mut buf = vec![0u64; slots];
+            let mut sink = Sink::new(&mut buf, std::mem::take(&mut blocks));
+            let want: Vec<u64> = (0..n as u64).map(|k| k * 7 + frame as u64).collect();
+            for &k in &want {
+                sink.push(k);
+            }
+            let len = sink.len;
+            let (kept, used) = sink.finish();
+            let mut got: Vec<u64> = buf[..len].to_vec();
+            for b in &kept[..used] {
+                got.extend_from_slice(b);
+            }
+            assert_eq!(got, want, "frame {frame}");
+            assert!(kept[..used].iter().all(|b| !b.is_empty() && b.len() <= SPILL_BLOCK));
+            blocks = kept;
+        }
+        // The most blocks one frame used are kept, and no more: frame 0 spilled
+        // 3 * SPILL_BLOCK - 5 keys.
+        assert_eq!(blocks.len(), 3);
+    }
 
     #[test]
     fn layout_round_trips() {

@@ -30,8 +30,9 @@ pub struct Broadphase<const D: usize> {
     /// Cell entries when it does not (fine cells over a huge grid), and radix scratch.
     e128: Vec<u128>,
     e128_scratch: Vec<u128>,
-    /// Pair keys of each sweep chunk (kept, so steady frames do not fault fresh pages in).
-    parts: Vec<Vec<u64>>,
+    /// Pair keys of each sweep chunk, in blocks (kept, so steady frames do not fault fresh
+    /// pages in).
+    parts: Vec<Vec<Vec<u64>>>,
     /// The whole-scene sweep's sorted boxes (`Method::Sweep`, or `Auto` on sparse scenes).
     sweep: Sorted<D>,
     stats: Stats,
@@ -147,7 +148,7 @@ fn run<const D: usize, T: Entry>(
     config: &Config<D>,
     entries: &mut Vec<T>,
     scratch: &mut Vec<T>,
-    parts: &mut Vec<Vec<u64>>,
+    parts: &mut Vec<Vec<Vec<u64>>>,
     stats: &mut Stats,
     out: &mut Vec<[u32; 2]>,
 ) {
@@ -176,9 +177,9 @@ fn run<const D: usize, T: Entry>(
     let t = Instant::now();
     let pool: &[u64] = bytemuck::cast_slice(&scratch[..]);
     let mut keys: Vec<&[u64]> = Vec::with_capacity(2 * parts.len());
-    for (&(start, len), spill) in used.iter().zip(parts.iter()) {
+    for (&(start, len, blocks), spill) in used.iter().zip(parts.iter()) {
         keys.push(&pool[start..start + len]);
-        keys.push(spill);
+        keys.extend(spill[..blocks].iter().map(Vec::as_slice));
     }
     crate::pairs::finish_into(&keys, boxes.len(), out);
     stats.t_pairs = t.elapsed();
