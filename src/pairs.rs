@@ -31,12 +31,13 @@ pub(crate) fn key(a: u32, b: u32) -> u64 {
 /// Concatenates `parts`, sorts, checks, and returns the pairs.
 pub(crate) fn finish(parts: Vec<Vec<u64>>, n_ids: usize) -> Vec<[u32; 2]> {
     let mut out = Vec::new();
-    let parts: Vec<&[u64]> = parts.iter().map(Vec::as_slice).collect();
+    let parts: Vec<Vec<&[u64]>> = parts.iter().map(|p| vec![p.as_slice()]).collect();
     finish_into(&parts, n_ids, &mut out);
     out
 }
 
-/// [`finish`] writing into `out` (cleared first).
+/// [`finish`] writing into `out` (cleared first). Each part is a list of slices (a sweep
+/// chunk's share of the scratch and its spill blocks), counted and scattered by one task.
 ///
 /// One MSD pass scatters the keys, as `[i, j]`, straight into `out`, bucketed by the high
 /// bits of `i` (about [`IDS_PER_BUCKET`] first indices and at most about
@@ -44,12 +45,12 @@ pub(crate) fn finish(parts: Vec<Vec<u64>>, n_ids: usize) -> Vec<[u32; 2]> {
 /// cache, in parallel. The output is the only pair buffer besides the sweep's parts.
 /// PERF: against a full LSD radix sort of the keys (5 to 6 passes plus a conversion),
 /// measured in `docs/BENCHMARKS.md`.
-pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]>) {
-    let total: usize = parts.iter().map(|p| p.len()).sum();
+pub(crate) fn finish_into(parts: &[Vec<&[u64]>], n_ids: usize, out: &mut Vec<[u32; 2]>) {
+    let total: usize = parts.iter().flatten().map(|p| p.len()).sum();
     out.clear();
     let split = |k: u64| [(k >> 32) as u32, k as u32];
     if total < 4096 {
-        out.extend(parts.iter().flat_map(|p| p.iter()).map(|&k| split(k)));
+        out.extend(parts.iter().flatten().flat_map(|p| p.iter()).map(|&k| split(k)));
         out.sort_unstable();
     } else {
         // Every index is below `n_ids` (the caller's box count: no pass over the keys).
@@ -69,7 +70,7 @@ pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]
                     #[inline(always)]
                     || {
                         let mut h = vec![0u32; nb];
-                        for &k in p.iter() {
+                        for &k in p.iter().flat_map(|s| s.iter()) {
                             h[(k >> shift) as usize] += 1;
                         }
                         h
@@ -100,12 +101,14 @@ pub(crate) fn finish_into(parts: &[&[u64]], n_ids: usize, out: &mut Vec<[u32; 2]
                     // Rebound so the closure captures the whole Send wrapper, not its raw field.
                     #[allow(clippy::redundant_locals)]
                     let dst = dst;
-                    for &k in p.iter() {
-                        let b = (k >> shift) as usize;
-                        // SAFETY: each part owns the disjoint slots offs[part][b]..+hists[part][b] of
-                        // `out` (length total), and off[b] stays inside them.
-                        unsafe { dst.0.add(off[b]).write(split(k)) };
-                        off[b] += 1;
+                    for slice in p.iter() {
+                        for &k in slice.iter() {
+                            let b = (k >> shift) as usize;
+                            // SAFETY: each part owns the disjoint slots offs[part][b]..+hists[part][b]
+                            // of `out` (length total), and off[b] stays inside them.
+                            unsafe { dst.0.add(off[b]).write(split(k)) };
+                            off[b] += 1;
+                        }
                     }
                 },
             )
@@ -350,6 +353,18 @@ mod tests {
                 parts.push(head.to_vec());
                 rest = tail;
             }
+            // The same parts in groups of up to three slices (a sweep chunk's scratch share
+            // and its spill blocks), some empty.
+            let mut groups: Vec<Vec<&[u64]>> = Vec::new();
+            for (k, p) in parts.iter().enumerate() {
+                if k % 3 == 0 {
+                    groups.push(vec![&[]]);
+                }
+                groups.last_mut().unwrap().push(p);
+            }
+            let mut grouped = Vec::new();
+            finish_into(&groups, n as usize, &mut grouped);
+            assert_eq!(grouped, want, "grouped: n={n} fans={fans} len={len}");
             assert_eq!(finish(parts, n as usize), want, "n={n} fans={fans} len={len}");
         }
     }

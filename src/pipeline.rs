@@ -176,11 +176,15 @@ fn run<const D: usize, T: Entry>(
 
     let t = Instant::now();
     let pool: &[u64] = bytemuck::cast_slice(&scratch[..]);
-    let mut keys: Vec<&[u64]> = Vec::with_capacity(2 * parts.len());
-    for (&(start, len, blocks), spill) in used.iter().zip(parts.iter()) {
-        keys.push(&pool[start..start + len]);
-        keys.extend(spill[..blocks].iter().map(Vec::as_slice));
-    }
+    let keys: Vec<Vec<&[u64]>> = used
+        .iter()
+        .zip(parts.iter())
+        .map(|(&(start, len, blocks), spill)| {
+            std::iter::once(&pool[start..start + len])
+                .chain(spill[..blocks].iter().map(Vec::as_slice))
+                .collect()
+        })
+        .collect();
     crate::pairs::finish_into(&keys, boxes.len(), out);
     stats.t_pairs = t.elapsed();
 }

@@ -554,7 +554,7 @@ pub(crate) fn sweep_into<const D: usize>(
             )
         })
         .unzip();
-    let parts: Vec<&[u64]> = parts.iter().map(Vec::as_slice).collect();
+    let parts: Vec<Vec<&[u64]>> = parts.iter().map(|p| vec![p.as_slice()]).collect();
     crate::pairs::finish_into(&parts, boxes.len(), out);
     tests.iter().sum()
 }
