@@ -1179,7 +1179,8 @@ impl<'a> Sink<'a> {
         self.cur.clear();
     }
 
-    /// The blocks, and how many of them hold this frame's keys (in order).
+    /// The blocks, and how many of them hold this frame's keys (in order; the last may be
+    /// partly full).
     fn finish(mut self) -> (Vec<Vec<u64>>, usize) {
         if self.cur.capacity() > 0 {
             let filled = !self.cur.is_empty();

@@ -172,6 +172,15 @@ fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hi
     j_max = j_max.max(bk.first().map_or(i0, |p| p[1]));
     let jb = bits(j_max - i0 + 1);
     let width = jb + bits(w);
+    // Few partners an index, or partners found nearly in order (a spatially ordered input:
+    // insertion sorts then barely move anything): the counting sort by the first index,
+    // unless the bucket has far fewer pairs than first indices. PERF: this test came after
+    // the one below, so buckets of under 6,144 pairs (three digits of counters) took
+    // `sort_unstable`: at 1M uniform boxes (0.7-0.9 pairs an index, 2,800-3,400 pairs a
+    // bucket) the bucket sorts took 15-18 ms, now 7.3-7.9 (2D) and 9.1-13.7 (3D), 1 thread.
+    if (bk.len() < SPARSE * w as usize || descents * ORDERED < bk.len()) && bk.len() * 4 >= w as usize {
+        return sort_sparse(bk, i0, w, tmp, hist);
+    }
     // (shift, width) of each digit of the key, least significant first. PERF: digits cut
     // from the two fields apart took four passes where three do: 3D terrain 1M (13 + 12
     // bits) had a pair stage of 96-99 ms, against 54-56 before the radix sort.
@@ -189,15 +198,6 @@ fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hi
     for (k, &(_, d)) in digits.iter().enumerate() {
         offs[k] = total;
         total += 1 << d;
-    }
-    // Few partners an index, or partners found nearly in order (a spatially ordered input:
-    // insertion sorts then barely move anything): the counting sort by the first index,
-    // unless the bucket has far fewer pairs than first indices. PERF: this test came after
-    // the one below, so buckets of under 6,144 pairs (three digits of counters) took
-    // `sort_unstable`: at 1M uniform boxes (0.7-0.9 pairs an index, 2,800-3,400 pairs a
-    // bucket) the bucket sorts took 15-18 ms, now 7.3-7.9 (2D) and 9.1-13.7 (3D), 1 thread.
-    if (bk.len() < SPARSE * w as usize || descents * ORDERED < bk.len()) && bk.len() * 4 >= w as usize {
-        return sort_sparse(bk, i0, w, tmp, hist);
     }
     if bk.len() < total {
         // Fewer pairs than counters: clearing and summing them would cost more.
@@ -375,6 +375,7 @@ mod tests {
     fn sort_bucket_edges() {
         let mut r = crate::scene::Rng::new(5);
         let (i0, w) = (1000u32, 16u32);
+        let (mut tmp, mut hist) = (Vec::new(), Vec::new());
         for &(reach, firsts) in &[(4096u32, 16u32), (100, 16), (5000, 1)] {
             let mut bk: Vec<[u32; 2]> = (0..6000)
                 .map(|_| {
@@ -388,9 +389,28 @@ mod tests {
             bk.sort_by_key(|p| p[0]);
             let mut want = bk.clone();
             want.sort_unstable();
-            let (mut tmp, mut hist) = (Vec::new(), Vec::new());
             sort_bucket(&mut bk, i0, w, &mut tmp, &mut hist);
             assert_eq!(bk, want, "reach {reach}");
+        }
+        // Buckets of fewer pairs than radix counters, with partners at random: at least a
+        // quarter of a pair an index (the counting sort), and fewer (`sort_unstable`); some
+        // indices with several partners, the tmp and hist buffers reused from above.
+        let (i0, w) = (70_000u32, 4096u32);
+        for &len in &[w as usize / 4, 3000, w as usize / 4 - 1, 17] {
+            let mut bk: Vec<[u32; 2]> = (0..len)
+                .map(|_| {
+                    let i = i0 + r.below(w as usize / 8) as u32 * 8;
+                    [i, i + 1 + r.below(1 << 20) as u32]
+                })
+                .collect();
+            bk.sort_unstable();
+            bk.dedup();
+            let want = bk.clone();
+            for k in (1..bk.len()).rev() {
+                bk.swap(k, r.below(k + 1));
+            }
+            sort_bucket(&mut bk, i0, w, &mut tmp, &mut hist);
+            assert_eq!(bk, want, "len {len}");
         }
     }
 }
