@@ -131,15 +131,32 @@ pub(crate) fn finish_into(parts: &[Vec<&[u64]>], n_ids: usize, out: &mut Vec<[u3
         let w = 1u32 << (shift - 32);
         // Consecutive buckets in a few groups a thread, each with its own scratch: rayon's
         // `for_each_init` makes a fresh one per split job, and a fresh buffer of a bucket's
-        // size is mapped and faulted in anew each time.
-        let per = nb.div_ceil(4 * rayon::current_num_threads()).max(1);
-        buckets.par_chunks_mut(per).enumerate().for_each(|(g, group)| {
+        // size is mapped and faulted in anew each time. The groups hold about equal numbers
+        // of pairs, not of buckets, and each is a job of its own: the first index is the
+        // smaller one, so the pairs thin out from the first bucket to the last (and the
+        // buckets past the last index are empty). PERF: with equal numbers of buckets, 10k
+        // clustered 3D boxes at 2 threads had one thread sort 96% of the pairs (rayon
+        // splits a range once per thread and again only when a job is stolen), and the
+        // bucket sorts took longer than at 1 thread.
+        let want = 4 * rayon::current_num_threads();
+        let target = total.div_ceil(want).max(1);
+        let mut groups = Vec::with_capacity(want + 1);
+        let (mut rest, mut first, mut pairs) = (&mut buckets[..], 0, 0);
+        for b in 0..nb {
+            pairs += starts[b + 1] - starts[b];
+            if pairs >= target || b + 1 == nb {
+                let (head, tail) = rest.split_at_mut(b + 1 - first);
+                groups.push((first, head));
+                (rest, first, pairs) = (tail, b + 1, 0);
+            }
+        }
+        groups.into_par_iter().with_max_len(1).for_each(|(g0, group)| {
             crate::isa::fast(
                 #[inline(always)]
                 || {
                     let (mut tmp, mut hist) = (Vec::new(), Vec::new());
                     for (k, bk) in group.iter_mut().enumerate() {
-                        let i0 = ((g * per + k) as u64 * w as u64) as u32;
+                        let i0 = ((g0 + k) as u64 * w as u64) as u32;
                         sort_bucket(bk, i0, w, &mut tmp, &mut hist);
                     }
                 },
@@ -184,21 +201,33 @@ fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hi
     // (shift, width) of each digit of the key, least significant first. PERF: digits cut
     // from the two fields apart took four passes where three do: 3D terrain 1M (13 + 12
     // bits) had a pair stage of 96-99 ms, against 54-56 before the radix sort.
-    let parts = width.div_ceil(BUCKET_DIGIT).max(1);
-    let mut digits = [(0u32, 0u32); 6];
-    let mut shift = 0;
-    for (k, dg) in digits.iter_mut().enumerate().take(parts as usize) {
-        let d = (width - shift).div_ceil(parts - k as u32);
-        *dg = (shift, d);
-        shift += d;
+    // As few digits of at most BUCKET_DIGIT bits as the key needs, then one more while
+    // the counters outnumber the pairs. PERF: with two digits of 11 bits (4,096 counters),
+    // buckets of 2,000-4,000 pairs fell through to `sort_unstable` below, at 35-40 ns a
+    // pair against 14 for three passes (10k clustered 3D boxes, 32 buckets at 2 threads).
+    let plan = |parts: u32| {
+        let mut digits = [(0u32, 0u32); 6];
+        let mut shift = 0;
+        for (k, dg) in digits.iter_mut().enumerate().take(parts as usize) {
+            let d = (width - shift).div_ceil(parts - k as u32);
+            *dg = (shift, d);
+            shift += d;
+        }
+        let mut offs = [0usize; 6];
+        let mut total = 0;
+        for (k, &(_, d)) in digits.iter().enumerate().take(parts as usize) {
+            offs[k] = total;
+            total += 1 << d;
+        }
+        (digits, offs, total)
+    };
+    let mut parts = width.div_ceil(BUCKET_DIGIT).max(1);
+    let (mut digits, mut offs, mut total) = plan(parts);
+    while total > bk.len() && parts < width.min(6) {
+        parts += 1;
+        (digits, offs, total) = plan(parts);
     }
     let digits = &digits[..parts as usize];
-    let mut offs = [0usize; 6];
-    let mut total = 0;
-    for (k, &(_, d)) in digits.iter().enumerate() {
-        offs[k] = total;
-        total += 1 << d;
-    }
     if bk.len() < total {
         // Fewer pairs than counters: clearing and summing them would cost more.
         bk.sort_unstable();
@@ -392,9 +421,10 @@ mod tests {
             sort_bucket(&mut bk, i0, w, &mut tmp, &mut hist);
             assert_eq!(bk, want, "reach {reach}");
         }
-        // Buckets of fewer pairs than radix counters, with partners at random: at least a
-        // quarter of a pair an index (the counting sort), and fewer (`sort_unstable`); some
-        // indices with several partners, the tmp and hist buffers reused from above.
+        // Buckets of fewer pairs than the fewest radix digits' counters, with partners at
+        // random: at least a quarter of a pair an index (the counting sort), and fewer
+        // (more, narrower digits; `sort_unstable` for 17 pairs); some indices with several
+        // partners, the tmp and hist buffers reused from above.
         let (i0, w) = (70_000u32, 4096u32);
         for &len in &[w as usize / 4, 3000, w as usize / 4 - 1, 17] {
             let mut bk: Vec<[u32; 2]> = (0..len)
@@ -412,5 +442,23 @@ mod tests {
             sort_bucket(&mut bk, i0, w, &mut tmp, &mut hist);
             assert_eq!(bk, want, "len {len}");
         }
+        // Six partners an index in random order and a 22-bit key: two 11-bit digits would
+        // be 4,096 counters for 3,000 pairs, so three narrower ones (a bucket of 10k
+        // clustered boxes at 2 threads).
+        let (i0, w) = (2048u32, 512u32);
+        let mut bk: Vec<[u32; 2]> = (0..3000)
+            .map(|_| {
+                let i = i0 + r.below(w as usize) as u32;
+                [i, i + 1 + r.below(7000) as u32]
+            })
+            .collect();
+        bk.sort_unstable();
+        bk.dedup();
+        let want = bk.clone();
+        for k in (1..bk.len()).rev() {
+            bk.swap(k, r.below(k + 1));
+        }
+        sort_bucket(&mut bk, i0, w, &mut tmp, &mut hist);
+        assert_eq!(bk, want, "22-bit key");
     }
 }
