@@ -3,7 +3,7 @@
 //! `cargo run --release --example demo` runs the default scene (1M boxes, uniform density,
 //! plus 1,000 long thin planks and walls); `-- SCENE N D` picks another, e.g.
 //! `-- clustered 100000 2`, and `-- SCENE N D FRAMES` runs more frames (default 4).
-//! Scenes: uniform, varied, clustered, mixed, all_overlapping, terrain, tiles. Prints per-stage times,
+//! Scenes: uniform, varied, clustered, mixed, all_overlapping, terrain, tiles, flat. Prints per-stage times,
 //! counts, pairs and pairs per second, for a cold first frame and for warm frames that
 //! reuse the finder's buffers, then each stage's best warm time (on a shared machine the
 //! minimum is the steadiest figure; benches give the medians).
@@ -66,7 +66,7 @@ fn main() {
 fn run<const D: usize>(name: &str, n: usize, frames: usize) {
     let t = Instant::now();
     let Some(boxes): Option<Vec<Aabb<D>>> = scene::by_name(name, n, 42) else {
-        eprintln!("unknown scene {name}: try uniform, varied, clustered, mixed, all_overlapping");
+        eprintln!("unknown scene {name}: try one of {:?}", scene::SCENES);
         std::process::exit(2);
     };
     println!(

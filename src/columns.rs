@@ -444,20 +444,18 @@ impl<const D: usize> Columns<D> {
         let n = boxes.len();
         crate::radix_sort::grow_to(&mut self.level, n);
         crate::radix_sort::grow_to(&mut self.count, n);
-        // Cross-section of the world in grid units (at least one unit an axis).
-        let area: f64 = cols[..c as usize]
-            .iter()
-            .map(|&k| {
-                let ext = bounds.max[k] as f64 - bounds.min[k] as f64;
-                if widest > 0.0 {
-                    (ext / widest * pow2(bits)).max(1.0)
-                } else {
-                    1.0
-                }
-            })
-            .product();
+        // The world's extent on each column axis in grid units (at least one), and its
+        // cross-section.
+        let mut world = [1.0; 2];
+        for (w, &k) in world.iter_mut().zip(&cols[..c as usize]) {
+            let ext = bounds.max[k] as f64 - bounds.min[k] as f64;
+            if widest > 0.0 {
+                *w = (ext / widest * pow2(bits)).max(1.0);
+            }
+        }
+        let area: f64 = world[..c as usize].iter().product();
         let lambda = per_box / area * cost_ratio();
-        let model = LevelModel::new(c, bits, config.max_cells_per_box as u64, lambda);
+        let model = LevelModel::new(c, bits, config.max_cells_per_box as u64, lambda, world);
         let level_out = Out(self.level.as_mut_ptr());
         let count_out = Out(self.count.as_mut_ptr());
         let parts: Vec<(u32, u32, usize)> = boxes
@@ -847,7 +845,10 @@ fn count_at(c: u32, qlo: &[u32; 2], qhi: &[u32; 2], l: u32) -> u64 {
 /// The first term is the per-entry work (write, sort, gather, walk). The second is the
 /// sweep's candidates: the boxes of a column that overlap a box along the sweep axis grow
 /// with the column's cross-section. `lambda` is the whole-scene sweep's tests per box
-/// spread over the world's cross-section, times the candidate-to-entry cost ratio. Small
+/// spread over the world's cross-section, times the candidate-to-entry cost ratio. The
+/// cross-section counts only what lies inside the world: `2^l` on each column axis, but no
+/// more than the world's extent there. A flat world (every box on one plane, as in a 2D
+/// game or map laid out in 3D) thus weighs a column as the strip it is. Small
 /// boxes in a sparse scene go coarser (one column), dense ones may go finer; long thin
 /// boxes across the columns go finer, so a plank does not drag a wide column along.
 ///
@@ -859,18 +860,24 @@ pub(crate) struct LevelModel {
     c: u32,
     bits: u32,
     budget: u64,
-    /// `1 / 2^l` and `1 + lambda * 2^(c l)` for `l` in `0..=bits`.
+    /// `1 / 2^l` and `1 + lambda * (cross-section of a level-l column inside the world)`
+    /// for `l` in `0..=bits`.
     inv: [f64; 33],
     dens: [f64; 33],
 }
 
 impl LevelModel {
-    pub fn new(c: u32, bits: u32, budget: u64, lambda: f64) -> Self {
+    /// `world`: the world's extent on each of the `c` column axes, in grid units.
+    /// PERF: with `2^(c l)` for the cross-section, 200k unit squares on the plane `z = 0`
+    /// (3D, columns over `y` and `z`) went to 19.3 columns a box and took 102 ms at 2
+    /// threads; as strips, DOCS-FLAT (docs/BENCHMARKS.md).
+    pub fn new(c: u32, bits: u32, budget: u64, lambda: f64, world: [f64; 2]) -> Self {
         let lambda = if lambda.is_nan() { 0.0 } else { lambda };
         let mut m = Self { c, bits, budget, inv: [0.0; 33], dens: [0.0; 33] };
         for l in 0..=bits.min(32) {
             m.inv[l as usize] = 1.0 / pow2(l);
-            m.dens[l as usize] = 1.0 + lambda * pow2(c * l);
+            let section: f64 = world[..c as usize].iter().map(|&w| pow2(l).min(w)).product();
+            m.dens[l as usize] = 1.0 + lambda * section;
         }
         m
     }
@@ -1519,10 +1526,33 @@ mod tests {
         assert!(lay.pack(12345 + 16, 5, 0, 0, 0) > lay.last_nested(e));
     }
 
+    /// A world as wide as the grid on both column axes.
+    fn full(bits: u32) -> [f64; 2] {
+        [pow2(bits); 2]
+    }
+
+    /// Boxes on one plane (a 2D scene laid out in 3D: `z = 0` for all, swept along `x`, so
+    /// the columns are over `y` and `z`): a column's cross-section inside the world is a
+    /// strip `2^l` by one unit, not a square, and a unit square keeps one or two columns.
+    /// Taken as squares, the candidates seemed to grow as `4^l` and the same box went to
+    /// many fine columns (19 a box at 200k boxes).
+    #[test]
+    fn flat_world_keeps_columns_coarse() {
+        // 200k unit squares over 894 x 894 world units, 21 bits: a square is 2,345 grid
+        // units wide; a whole-scene sweep along x tests about 224 boxes a box.
+        let lambda = 224.0 / pow2(21) * cost_ratio();
+        let (qlo, qhi) = ([1000, 0], [3345, 0]);
+        let flat = LevelModel::new(2, 21, 64, lambda, [pow2(21), 1.0]).choose(qlo, qhi);
+        let square = LevelModel::new(2, 21, 64, lambda, full(21)).choose(qlo, qhi);
+        assert!(flat.1 <= 2, "flat world: {flat:?}");
+        assert!(square.0 < flat.0 && square.1 > 4, "square columns: {square:?} against {flat:?}");
+    }
+
     #[test]
     fn levels_seed_coarser_finer() {
-        let choose =
-            |c, qlo, qhi, budget, bits, lambda| LevelModel::new(c, bits, budget, lambda).choose(qlo, qhi);
+        let choose = |c, qlo, qhi, budget, bits, lambda| {
+            LevelModel::new(c, bits, budget, lambda, full(bits)).choose(qlo, qhi)
+        };
         // Sparse: a box 10 units wide keeps the seed level 4 or goes coarser.
         let (l, n) = choose(2, [6, 6], [16, 16], 64, 21, 1e-12);
         assert!(l >= 4 && n <= 4, "l={l} n={n}");
@@ -1561,7 +1591,7 @@ mod tests {
         for &(c, bits, budget, lambda) in
             &[(2, 21, 8, 1e-9), (2, 21, 64, 1e-3), (1, 32, 4, 1e-6), (1, 32, 4096, 1.0)]
         {
-            let model = LevelModel::new(c, bits, budget, lambda);
+            let model = LevelModel::new(c, bits, budget, lambda, full(bits));
             let mut memo = LevelCache::new();
             for _ in 0..20_000 {
                 let top = (1u64 << bits) - 1;
