@@ -870,7 +870,7 @@ impl LevelModel {
     /// `world`: the world's extent on each of the `c` column axes, in grid units.
     /// PERF: with `2^(c l)` for the cross-section, 200k unit squares on the plane `z = 0`
     /// (3D, columns over `y` and `z`) went to 19.3 columns a box and took 102 ms at 2
-    /// threads; as strips, DOCS-FLAT (docs/BENCHMARKS.md).
+    /// threads; as strips, 1.29 columns a box and 13.8 ms (docs/BENCHMARKS.md).
     pub fn new(c: u32, bits: u32, budget: u64, lambda: f64, world: [f64; 2]) -> Self {
         let lambda = if lambda.is_nan() { 0.0 } else { lambda };
         let mut m = Self { c, bits, budget, inv: [0.0; 33], dens: [0.0; 33] };
