@@ -409,17 +409,21 @@ pub(crate) fn prefetch<T>(b: &T) {
 
 impl<const D: usize> Columns<D> {
     /// Chooses every box's level (in 1D every box is in the one column, level 0). `bounds` are the grid bounds (finite),
-    /// `per_box` the expected tests a box of a whole-scene sweep along `ax` (the density
-    /// along the sweep axis, for the cost model), `mean_ext` the boxes' mean extent along
-    /// `ax` (for the `qx` precision).
+    /// `density` the expected tests a box of a whole-scene sweep along `ax` (the density
+    /// along the sweep axis, for the cost model), over the spread of all lower bounds and
+    /// over the bulk's, `mean_ext` the boxes' mean extent along `ax` (for the `qx`
+    /// precision), `bulk` the extent the bulk of the boxes occupies on each axis, where
+    /// known (for the cost model's density).
+    #[allow(clippy::too_many_arguments)]
     pub fn plan(
         &mut self,
         boxes: &[Aabb<D>],
         config: &Config<D>,
         bounds: Aabb<D>,
         ax: usize,
-        per_box: f64,
+        density: [f64; 2],
         mean_ext: f64,
+        bulk: [Option<f64>; D],
     ) {
         let m = config.margin;
         let bits = grid_bits(D);
@@ -444,16 +448,33 @@ impl<const D: usize> Columns<D> {
         let n = boxes.len();
         crate::radix_sort::grow_to(&mut self.level, n);
         crate::radix_sort::grow_to(&mut self.count, n);
-        // The world's extent on each column axis in grid units (at least one), and its
-        // cross-section.
+        // The extent on each column axis, in grid units (at least one), of the part of the
+        // world the boxes occupy, and its cross-section: the boxes' density is that of this
+        // part. Where a few boxes far larger than the rest (a ground plane, a level's
+        // bounding volume) stretch the grid beyond the bulk of the scene, the rest are
+        // denser than the whole grid's cross-section says. Only where the bulk's is under
+        // half the grid's: the model is sensitive near its choices, and 3D tiles (whose
+        // bulk is 0.8 of the grid on one axis) took a level that doubled its sweep.
+        // PERF: 200k uniform 3D boxes plus one box over twice their world made 1.57 columns
+        // a box and 16.6 candidates, and took 42.7 ms against 25.7 without it (1 thread);
+        // with the bulk's density, 1.75 columns a box and 8.1 candidates, 34.4-42.6 ms
+        // against 42.7-55.5 (three alternations).
         let mut world = [1.0; 2];
-        for (w, &k) in world.iter_mut().zip(&cols[..c as usize]) {
+        let mut occupied = [1.0; 2];
+        for ((w, o), &k) in world.iter_mut().zip(&mut occupied).zip(&cols[..c as usize]) {
             let ext = bounds.max[k] as f64 - bounds.min[k] as f64;
             if widest > 0.0 {
                 *w = (ext / widest * pow2(bits)).max(1.0);
+                *o = bulk[k].map_or(*w, |b| (b / widest * pow2(bits)).clamp(1.0, *w));
             }
         }
-        let area: f64 = world[..c as usize].iter().product();
+        let section = |v: &[f64; 2]| v[..c as usize].iter().product::<f64>();
+        let mut per_box = density[0];
+        if section(&occupied) < 0.5 * section(&world) {
+            world = occupied;
+            per_box = density[1];
+        }
+        let area = section(&world);
         let lambda = per_box / area * cost_ratio();
         let model = LevelModel::new(c, bits, config.max_cells_per_box as u64, lambda, world);
         let level_out = Out(self.level.as_mut_ptr());

@@ -331,6 +331,9 @@ pub(crate) struct AxisStats<const D: usize> {
     /// Expected tests per box of a whole-scene sweep from lower bounds that are equal (set
     /// by [`AxisStats::trim`]).
     ties: [f64; D],
+    /// The extent the bulk of the boxes occupies on each axis (set by
+    /// [`AxisStats::trim`]; 0 where it has not run).
+    bulk: [f64; D],
     /// Bounds of the boxes added (`+inf..-inf` when none).
     pub min: [f32; D],
     pub max: [f32; D],
@@ -344,6 +347,7 @@ impl<const D: usize> AxisStats<D> {
         count: 0.0,
         ext: [0.0; D],
         ties: [0.0; D],
+        bulk: [0.0; D],
         lo: [f64::INFINITY; D],
         hi: [f64::NEG_INFINITY; D],
         min: [f32::INFINITY; D],
@@ -431,6 +435,7 @@ impl<const D: usize> AxisStats<D> {
             }
             let pad = 0.05 * (u_hi - l_lo) + widen;
             let (min_t, max_t) = (l_lo - pad, u_hi + pad);
+            self.bulk[k] = max_t - min_t;
             if max_t - min_t < 0.5 * (self.max[k] as f64 - self.min[k] as f64) {
                 self.min[k] = self.min[k].max(min_t as f32);
                 self.max[k] = self.max[k].min(max_t as f32);
@@ -447,6 +452,13 @@ impl<const D: usize> AxisStats<D> {
         }
     }
 
+    /// The extent the bulk of the boxes occupies along axis `k`: the trimmed sample's (the
+    /// grid's extent when it is trimmed), or `None` before [`AxisStats::trim`] or when the
+    /// sample is too small to trim.
+    pub fn bulk(&self, k: usize) -> Option<f64> {
+        (self.bulk[k] > 0.0).then_some(self.bulk[k])
+    }
+
     /// Live boxes added.
     pub fn count(&self) -> usize {
         self.count as usize
@@ -456,6 +468,18 @@ impl<const D: usize> AxisStats<D> {
     /// alone, `total extent / spread` (no ties): the density the level model uses.
     pub fn density(&self, k: usize) -> f64 {
         let spread = self.hi[k] - self.lo[k];
+        if spread > 0.0 {
+            self.ext[k] / spread
+        } else {
+            0.0
+        }
+    }
+
+    /// [`AxisStats::density`] with the spread at most the bulk's extent
+    /// ([`AxisStats::bulk`]): where one box far larger than the rest (a ground plane)
+    /// stretches the spread of lower bounds, the density of the rest.
+    pub fn bulk_density(&self, k: usize) -> f64 {
+        let spread = self.bulk(k).map_or(self.hi[k] - self.lo[k], |b| b.min(self.hi[k] - self.lo[k]));
         if spread > 0.0 {
             self.ext[k] / spread
         } else {
@@ -629,6 +653,7 @@ pub(crate) fn scan_scene<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> Axis
                         count: count as f64,
                         ext,
                         ties: [0.0; D],
+                        bulk: [0.0; D],
                         lo: lo.map(f64::from),
                         hi: hi_lo.map(f64::from),
                         min: lo,

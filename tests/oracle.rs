@@ -596,6 +596,46 @@ fn far_strays() {
     far_strays_for::<3>(0xF3);
 }
 
+/// A scene under one box twice its size (a ground plane, a level's bounding volume): the
+/// pairs are exact, and in 3D the box does not make the rest of the scene costlier than its
+/// own pairs are. It stretches the grid to twice the scene on every axis; the level model
+/// must take the density of the part the scene occupies (with the whole grid's
+/// cross-section, at 20k boxes, 95k candidates became 162k, of which the big box's own are
+/// one an entry, 33k; now 113k). In 2D the same scene still costs more (40k candidates
+/// alone, 100k under the box, 65k with the grid given as the scene's bounds): not solved,
+/// see docs/BENCHMARKS.md.
+fn big_box_over_the_scene_for<const D: usize>(seed: u64) {
+    let mut rng = Rng::new(seed);
+    let big = |w: f32| Aabb::new([-0.5 * w; D], [1.5 * w; D]);
+    let mut boxes: Vec<Aabb<D>> = uniform(&mut rng, 1500, 30.0, 2.0);
+    boxes.insert(700, big(30.0));
+    check_scene(&format!("big_box_over_the_scene D = {D} seed = {seed:#x}"), &boxes, &[0.5]);
+    if D < 3 {
+        return;
+    }
+    let n = 20_000;
+    let w = (n as f32).powf(1.0 / D as f32);
+    let scene: Vec<Aabb<D>> = uniform(&mut rng, n, w, 1.0);
+    let mut with = scene.clone();
+    with.push(big(w));
+    let candidates = |b: &[Aabb<D>]| {
+        let mut bp = Broadphase::new(Config { method: Method::Cells, ..Config::default() }).unwrap();
+        bp.find_pairs(b, &mut Vec::new()).unwrap();
+        (bp.stats().candidates as f64, bp.stats().cells as f64)
+    };
+    let (alone, _) = candidates(&scene);
+    let (under, cells) = candidates(&with);
+    // The big box adds about one candidate an entry; the scene's own may change a little.
+    assert!(under <= 1.2 * alone + cells, "D = {D}: {alone} candidates alone, {under} under the big box");
+}
+
+#[test]
+fn big_box_over_the_scene() {
+    big_box_over_the_scene_for::<1>(0xB1);
+    big_box_over_the_scene_for::<2>(0xB2);
+    big_box_over_the_scene_for::<3>(0xB3);
+}
+
 fn huge_scene<const D: usize>(seed: u64) -> Vec<Aabb<D>> {
     let mut rng = Rng::new(seed);
     let mut boxes: Vec<Aabb<D>> = Vec::new();
