@@ -452,9 +452,10 @@ impl<const D: usize> AxisStats<D> {
         }
     }
 
-    /// The extent the bulk of the boxes occupies along axis `k`: the trimmed sample's (the
-    /// grid's extent when it is trimmed), or `None` before [`AxisStats::trim`] or when the
-    /// sample is too small to trim.
+    /// The extent the bulk of the boxes occupies along axis `k`: the trimmed sample's, from
+    /// its `k`-th smallest lower bound to its `k`-th largest upper bound, padded as the
+    /// trimmed grid bounds are; `None` before [`AxisStats::trim`], when the sample is too
+    /// small to trim, or when it is not finite.
     pub fn bulk(&self, k: usize) -> Option<f64> {
         (self.bulk[k] > 0.0).then_some(self.bulk[k])
     }
@@ -467,7 +468,11 @@ impl<const D: usize> AxisStats<D> {
     /// The expected tests per box of a whole-scene sweep along axis `k` from the extents
     /// alone, `total extent / spread` (no ties): the density the level model uses.
     pub fn density(&self, k: usize) -> f64 {
-        let spread = self.hi[k] - self.lo[k];
+        self.over(k, self.hi[k] - self.lo[k])
+    }
+
+    /// Total extent along axis `k` over `spread` (0 for no spread).
+    fn over(&self, k: usize, spread: f64) -> f64 {
         if spread > 0.0 {
             self.ext[k] / spread
         } else {
@@ -479,12 +484,8 @@ impl<const D: usize> AxisStats<D> {
     /// ([`AxisStats::bulk`]): where one box far larger than the rest (a ground plane)
     /// stretches the spread of lower bounds, the density of the rest.
     pub fn bulk_density(&self, k: usize) -> f64 {
-        let spread = self.bulk(k).map_or(self.hi[k] - self.lo[k], |b| b.min(self.hi[k] - self.lo[k]));
-        if spread > 0.0 {
-            self.ext[k] / spread
-        } else {
-            0.0
-        }
+        let spread = self.hi[k] - self.lo[k];
+        self.over(k, self.bulk(k).map_or(spread, |b| b.min(spread)))
     }
 
     /// The axis with the fewest expected tests per box, and that number:
