@@ -601,9 +601,9 @@ fn far_strays() {
 /// own pairs are. It stretches the grid to twice the scene on every axis; the level model
 /// must take the density of the part the scene occupies (with the whole grid's
 /// cross-section, at 20k boxes, 95k candidates became 162k, of which the big box's own are
-/// one an entry, 33k; now 113k). In 2D the same scene still costs more (40k candidates
-/// alone, 100k under the box, 65k with the grid given as the scene's bounds): not solved,
-/// see docs/BENCHMARKS.md.
+/// one an entry, 33k; now 113k). In 2D the stretch is under the model's factor two (the
+/// bulk fills 0.55 of the grid): 91k candidates against 65k under a box of the scene's own
+/// size, at about the same frame time (docs/BENCHMARKS.md).
 fn big_box_over_the_scene_for<const D: usize>(seed: u64) {
     let mut rng = Rng::new(seed);
     let big = |w: f32| Aabb::new([-0.5 * w; D], [1.5 * w; D]);
