@@ -319,6 +319,12 @@ const TRIM_SAMPLE: usize = 512;
 /// One sampled box in this many, each side, is left out of the trimmed spreads and bounds
 /// (8 of 512: 1.6%, so up to that share of strays; fewer samples leave fewer out).
 const TRIM_OUT: usize = 64;
+/// How many times `density + ties` the sample's own sweep must expect for the boxes to
+/// count as gathered in a few far-apart places ([`AxisStats::per_box`]).
+const GATHERED: f64 = 4.0;
+/// Slabs of the sample's range, per axis, for the share of it the boxes cover
+/// ([`AxisStats::covered`]).
+const COVER_SLABS: usize = 256;
 
 /// Per-axis sums for choosing a sweep axis: boxes, total extent, range of lower bounds,
 /// and the bounds of the whole set.
@@ -331,6 +337,13 @@ pub(crate) struct AxisStats<const D: usize> {
     /// Expected tests per box of a whole-scene sweep from lower bounds that are equal (set
     /// by [`AxisStats::trim`]).
     ties: [f64; D],
+    /// Expected tests per box of a whole-scene sweep along each axis, from the sample's own
+    /// sweep (set by [`AxisStats::trim`]; 0 where it has not run): unlike `density`, it
+    /// sees boxes gathered in a few far-apart places.
+    local: [f64; D],
+    /// The share of the sample's range on each axis that its boxes cover, in
+    /// [`COVER_SLABS`] slabs (set by [`AxisStats::trim`]; 1 where it has not run).
+    covered: [f64; D],
     /// The extent the bulk of the boxes occupies on each axis (set by
     /// [`AxisStats::trim`]; 0 where it has not run).
     bulk: [f64; D],
@@ -347,6 +360,8 @@ impl<const D: usize> AxisStats<D> {
         count: 0.0,
         ext: [0.0; D],
         ties: [0.0; D],
+        local: [0.0; D],
+        covered: [1.0; D],
         bulk: [0.0; D],
         lo: [f64::INFINITY; D],
         hi: [f64::NEG_INFINITY; D],
@@ -420,6 +435,10 @@ impl<const D: usize> AxisStats<D> {
             if self.mean_extent(k) > 2.0 * trimmed {
                 self.ext[k] = trimmed * self.count;
             }
+            // The sample's own sweep and cover, before `lo[k]` is sorted.
+            let (tests, cover) = sample_sweep(&lo[k], &hi[k]);
+            self.local[k] = tests * self.count / (s * s) as f64;
+            self.covered[k] = cover;
             // Then the ties, which sort `lo[k]`.
             self.ties[k] = self.count * tie_share(&mut lo[k]) / 2.0;
             let kth = |v: &mut Vec<f32>, i: usize| *v.select_nth_unstable_by(i, f32::total_cmp).1 as f64;
@@ -460,6 +479,45 @@ impl<const D: usize> AxisStats<D> {
         (self.bulk[k] > 0.0).then_some(self.bulk[k])
     }
 
+    /// Whether the boxes lie gathered in a few far-apart places (islands, levels, cities):
+    /// the sample's own sweep along `k` ([`AxisStats::local`]) expects over
+    /// [`GATHERED`] times the tests that `density + ties` does, which assumes boxes spread
+    /// over the whole range.
+    fn gathered(&self, k: usize) -> bool {
+        self.local[k] > GATHERED * (self.density(k) + self.ties[k])
+    }
+
+    /// The expected tests per box of a whole-scene sweep along `k`: from the extents
+    /// (`density + ties`), or from the sample's own sweep where the boxes are
+    /// [`AxisStats::gathered`].
+    pub fn per_box(&self, k: usize) -> f64 {
+        if self.gathered(k) {
+            self.local[k]
+        } else {
+            self.density(k) + self.ties[k]
+        }
+    }
+
+    /// [`AxisStats::density`], or the sample's own sweep where the boxes are
+    /// [`AxisStats::gathered`] along `k`: the density the level model uses.
+    pub fn plan_density(&self, k: usize) -> f64 {
+        if self.gathered(k) {
+            self.local[k]
+        } else {
+            self.density(k)
+        }
+    }
+
+    /// The share of axis `k`'s range that the boxes cover, where they are gathered in a
+    /// few far-apart places along some axis, else 1.
+    pub fn covered(&self, k: usize) -> f64 {
+        if (0..D).any(|a| self.gathered(a)) {
+            self.covered[k]
+        } else {
+            1.0
+        }
+    }
+
     /// Live boxes added.
     pub fn count(&self) -> usize {
         self.count as usize
@@ -498,7 +556,7 @@ impl<const D: usize> AxisStats<D> {
         for k in 0..D {
             let spread = self.hi[k] - self.lo[k];
             let per_box = if spread > 0.0 {
-                self.density(k) + self.ties[k]
+                self.per_box(k)
             } else if self.count <= 1.0 {
                 0.0
             } else {
@@ -614,6 +672,38 @@ fn tie_share(v: &mut [f32]) -> f64 {
     equal as f64 / (s * (s - 1) / 2) as f64
 }
 
+/// The pairs of a sample `(lo[i], hi[i])` that a sweep along the axis tests (a box and each
+/// later one whose lower bound lies in its extent, equal lower bounds once), and the share
+/// of the range of lower bounds that the boxes cover, in [`COVER_SLABS`] slabs (a box
+/// covers the slabs from its lower to its upper bound, clamped to the range).
+fn sample_sweep(lo: &[f32], hi: &[f32]) -> (f64, f64) {
+    let s = lo.len();
+    let mut order: Vec<(f32, f32)> = lo.iter().copied().zip(hi.iter().copied()).collect();
+    order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    let mut tests = 0usize;
+    for (i, &(_, h)) in order.iter().enumerate() {
+        tests += order.partition_point(|c| c.0 <= h).saturating_sub(i + 1);
+    }
+    let (a, b) = (order.first().map_or(0.0, |c| c.0) as f64, order.last().map_or(0.0, |c| c.0) as f64);
+    if s == 0 || !(b - a).is_finite() || b <= a {
+        return (tests as f64, 1.0);
+    }
+    let slab =
+        |x: f32| (((x as f64 - a) / (b - a) * COVER_SLABS as f64).max(0.0) as usize).min(COVER_SLABS - 1);
+    // Difference array: +1 where a box starts covering, -1 past where it stops.
+    let mut diff = [0i32; COVER_SLABS + 1];
+    for &(l, h) in &order {
+        diff[slab(l)] += 1;
+        diff[slab(h) + 1] -= 1;
+    }
+    let (mut run, mut covered) = (0, 0);
+    for d in &diff[..COVER_SLABS] {
+        run += d;
+        covered += (run > 0) as usize;
+    }
+    (tests as f64, covered as f64 / COVER_SLABS as f64)
+}
+
 /// The statistics of the live (grown) boxes: sweep axis estimate and bounds, one pass.
 pub(crate) fn scan_scene<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> AxisStats<D> {
     let parts: Vec<AxisStats<D>> = boxes
@@ -654,6 +744,8 @@ pub(crate) fn scan_scene<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> Axis
                         count: count as f64,
                         ext,
                         ties: [0.0; D],
+                        local: [0.0; D],
+                        covered: [1.0; D],
                         bulk: [0.0; D],
                         lo: lo.map(f64::from),
                         hi: hi_lo.map(f64::from),
