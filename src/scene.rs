@@ -20,11 +20,13 @@
 //! | [`terrain`]          | 1.00 / 1.00 | 1.00 / 1.00 | 6.54 / 6.70  |
 //! | [`tiles`]            | 1.27 / 1.29 | 4.80 / 5.02 | 13.91 / 16.05 |
 //! | [`flat`]             | 0.58 / 0.60 | 0.59 / 0.60 | 0.72 / 0.72  |
+//! | [`levels`]           | 0.61 / 0.66 | 0.72 / 0.72 | 0.97 / 0.91  |
 //!
-//! [`terrain`], [`tiles`] and [`flat`] are the exceptions to the cube: a triangulated
-//! height field (a flat world, a mesh's shared vertices), a tiled level (a grid of exactly
-//! touching unit tiles, with exact duplicates) and a 2D scene laid out in 3D (every box on
-//! one plane, no thickness), the shapes of real scenes.
+//! [`terrain`], [`tiles`], [`flat`] and [`levels`] are the exceptions to the cube: a
+//! triangulated height field (a flat world, a mesh's shared vertices), a tiled level (a
+//! grid of exactly touching unit tiles, with exact duplicates), a 2D scene laid out in 3D
+//! (every box on one plane, no thickness) and four worlds far apart in one coordinate
+//! space, the shapes of real scenes.
 //!
 //! The 1000 thin boxes of [`mixed`] weigh less as `n` grows (about 0.9 pairs per box in 2D
 //! and 1.1 in 3D at `n = 1e6`); in 1D a plank of length `W/4` covers a quarter of the whole
@@ -112,7 +114,7 @@ impl Rng {
 
 /// The names of the scenes [`by_name`] knows, in a sensible benchmarking order.
 pub const SCENES: &[&str] =
-    &["uniform", "varied", "clustered", "mixed", "all_overlapping", "terrain", "tiles", "flat"];
+    &["uniform", "varied", "clustered", "mixed", "all_overlapping", "terrain", "tiles", "flat", "levels"];
 
 /// The scene called `name` (one of [`SCENES`]), or `None` for an unknown name.
 pub fn by_name<const D: usize>(name: &str, n: usize, seed: u64) -> Option<Vec<Aabb<D>>> {
@@ -125,6 +127,7 @@ pub fn by_name<const D: usize>(name: &str, n: usize, seed: u64) -> Option<Vec<Aa
         "terrain" => terrain(n, seed),
         "tiles" => tiles(n, seed),
         "flat" => flat(n, seed),
+        "levels" => levels(n, seed),
         _ => return None,
     })
 }
@@ -438,6 +441,26 @@ pub fn flat<const D: usize>(n: usize, seed: u64) -> Vec<Aabb<D>> {
             b
         })
         .collect()
+}
+
+/// Four [`uniform`] worlds of `n / 4` boxes each, far apart in one coordinate space, as
+/// separate game levels, instanced dungeons or the map data of distant cities are: world
+/// `q` is moved by `100 q` world sides along every axis. Pairs per box: those of
+/// [`uniform`] at `n / 4`.
+pub fn levels<const D: usize>(n: usize, seed: u64) -> Vec<Aabb<D>> {
+    let per = n.div_ceil(4);
+    let side = world_side::<D>(per);
+    let mut boxes = Vec::with_capacity(n);
+    for q in 0..4u64 {
+        let m = per.min(n - boxes.len());
+        let off = 100.0 * side * q as f64;
+        boxes.extend(uniform::<D>(m, seed.wrapping_add(q)).into_iter().map(|b| {
+            let min = std::array::from_fn(|k| b.min[k] as f64 + off);
+            let size = std::array::from_fn(|k| b.max[k] as f64 - b.min[k] as f64);
+            make_box(min, size)
+        }));
+    }
+    boxes
 }
 
 #[cfg(test)]

@@ -1123,11 +1123,11 @@ fn bounds_never_change_results() {
 
 /// The shapes of real scenes: a triangulated height field (a flat world, triangles sharing
 /// vertices exactly) and a tiled level (exactly touching tiles, exact duplicates, rooms),
-/// with ids in grid order, as a mesh or a map gives them; and a scene of one dimension
-/// less laid out on a plane (no thickness).
+/// with ids in grid order, as a mesh or a map gives them; a scene of one dimension less
+/// laid out on a plane (no thickness); four worlds far apart.
 fn real_shapes_for<const D: usize>(seed: u64) {
     for n in [700usize, 2500] {
-        for name in ["terrain", "tiles", "flat"] {
+        for name in ["terrain", "tiles", "flat", "levels"] {
             let boxes = broadphase::scene::by_name::<D>(name, n, seed).unwrap();
             let label = format!("{name} D = {D} n = {n} seed = {seed:#x}");
             assert!(!brute(&boxes, 0.0).is_empty(), "{label}: scene should have pairs");
