@@ -4,9 +4,9 @@
 //! plus 1,000 long thin planks and walls); `-- SCENE N D` picks another, e.g.
 //! `-- clustered 100000 2`, and `-- SCENE N D FRAMES` runs more frames (default 4).
 //! Scenes: uniform, varied, clustered, mixed, all_overlapping, terrain, tiles, flat, levels.
-//! Prints per-stage times, counts, pairs and pairs per second, for a cold first frame and for warm frames that
-//! reuse the finder's buffers, then each stage's best warm time (on a shared machine the
-//! minimum is the steadiest figure; benches give the medians).
+//! Prints per-stage times, counts, pairs and pairs per second, for a cold first frame and
+//! for warm frames that reuse the finder's buffers, then each stage's best warm time (on a
+//! shared machine the minimum is the steadiest figure; benches give the medians).
 
 use broadphase::{scene, Aabb, Broadphase, Config};
 use std::alloc::{GlobalAlloc, Layout, System};
