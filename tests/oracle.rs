@@ -596,6 +596,13 @@ fn far_strays() {
     far_strays_for::<3>(0xF3);
 }
 
+/// The statistics of one run of a fresh finder.
+fn stats_of<const D: usize>(boxes: &[Aabb<D>], config: Config<D>) -> broadphase::Stats {
+    let mut bp = Broadphase::new(config).unwrap();
+    bp.find_pairs(boxes, &mut Vec::new()).unwrap();
+    bp.stats().clone()
+}
+
 /// A scene under one box twice its size (a ground plane, a level's bounding volume): the
 /// pairs are exact, and in 3D the box does not make the rest of the scene costlier than its
 /// own pairs are. It stretches the grid to twice the scene on every axis; the level model
@@ -618,13 +625,10 @@ fn big_box_over_the_scene_for<const D: usize>(seed: u64) {
     let scene: Vec<Aabb<D>> = uniform(&mut rng, n, w, 1.0);
     let mut with = scene.clone();
     with.push(big(w));
-    let candidates = |b: &[Aabb<D>]| {
-        let mut bp = Broadphase::new(Config { method: Method::Cells, ..Config::default() }).unwrap();
-        bp.find_pairs(b, &mut Vec::new()).unwrap();
-        (bp.stats().candidates as f64, bp.stats().cells as f64)
-    };
-    let (alone, _) = candidates(&scene);
-    let (under, cells) = candidates(&with);
+    let cells_only = Config { method: Method::Cells, ..Config::default() };
+    let alone = stats_of(&scene, cells_only).candidates as f64;
+    let under = stats_of(&with, cells_only);
+    let (under, cells) = (under.candidates as f64, under.cells as f64);
     // The big box adds about one candidate an entry; the scene's own may change a little.
     assert!(under <= 1.2 * alone + cells, "D = {D}: {alone} candidates alone, {under} under the big box");
 }
@@ -667,11 +671,7 @@ fn far_islands_for<const D: usize>(seed: u64) {
     // 79k for one island, 2D 63.5M against 229k.
     let per = if D == 2 { 100_000 } else { 10_000 };
     let w = (per as f32).powf(1.0 / D as f32);
-    let tests = |b: &[Aabb<D>]| {
-        let mut bp = Broadphase::new(Config::default()).unwrap();
-        bp.find_pairs(b, &mut Vec::new()).unwrap();
-        bp.stats().candidates as f64
-    };
+    let tests = |b: &[Aabb<D>]| stats_of(b, Config::default()).candidates as f64;
     let all = islands(&mut rng, per, w, 1.0);
     let one = tests(&all[..per]);
     let four = tests(&all);
