@@ -411,7 +411,7 @@ impl<const D: usize> Columns<D> {
     /// Chooses every box's level (in 1D every box is in the one column, level 0). `bounds` are the grid bounds (finite),
     /// `density` the expected tests a box of a whole-scene sweep along `ax` (the density
     /// along the sweep axis, for the cost model), over the spread of all lower bounds and
-    /// over the bulk's, `mean_ext` the boxes' mean extent along `ax` (for the `qx`
+    /// over the bulk's ([`crate::sap::AxisStats::plan_density`]), `mean_ext` the boxes' mean extent along `ax` (for the `qx`
     /// precision), `bulk` the extent the bulk of the boxes occupies on each axis, where
     /// known, and the share of the axis they cover (for the cost model's density).
     #[allow(clippy::too_many_arguments)]
@@ -459,24 +459,25 @@ impl<const D: usize> Columns<D> {
         // a box and 16.6 candidates, and took 42.7 ms against 25.7 without it (1 thread);
         // with the bulk's density, 1.75 columns a box and 8.1 candidates, 34.4-42.6 ms
         // against 42.7-55.5 (three alternations).
+        // Boxes gathered in a few far-apart places (islands, levels, cities) cover a small
+        // share of each axis: the density is that of the places (`AxisStats::covered`, 1
+        // for any other scene), on the grid's extents and the bulk's alike. PERF: 200k
+        // uniform 3D boxes in two cubes 100 of their sides apart were swept whole at 1,301
+        // tests a box, 81.7 ms at 2 threads (the column pipeline, with the whole
+        // cross-section's density, made one column a box and 1,310 candidates); now 1.59
+        // columns a box, 8.0 candidates and 14.3 ms. Four such islands: 120.6 ms (0.97x
+        // parry3d) before, 17.6 ms now.
         let mut world = [1.0; 2];
         let mut occupied = [1.0; 2];
         for ((w, o), &k) in world.iter_mut().zip(&mut occupied).zip(&cols[..c as usize]) {
             let ext = bounds.max[k] as f64 - bounds.min[k] as f64;
             if widest > 0.0 {
-                *w = (ext / widest * pow2(bits)).max(1.0);
-                *o = bulk[k].0.map_or(*w, |b| (b / widest * pow2(bits)).clamp(1.0, *w));
+                let (bulk_ext, cover) = bulk[k];
+                let full = (ext / widest * pow2(bits)).max(1.0);
+                let part = bulk_ext.map_or(full, |b| (b / widest * pow2(bits)).clamp(1.0, full));
+                *w = (full * cover).max(1.0);
+                *o = (part * cover).clamp(1.0, *w);
             }
-        }
-        // Boxes gathered in a few far-apart places (islands, levels, cities) cover a small
-        // share of each axis: the density is that of the places (`AxisStats::covered`, 1
-        // for any other scene). PERF: 200k uniform 3D boxes in two cubes 100 of their
-        // sides apart were swept whole at 1,301 tests a box, 81.7 ms at 2 threads (the
-        // column pipeline, with the whole cross-section's density, made one column a box
-        // and 1,310 candidates); now 1.59 columns a box, 8.0 candidates and 14.3 ms. Four
-        // such islands: 120.6 ms (0.97x parry3d) before, 17.6 ms now.
-        for (w, &k) in world.iter_mut().zip(&cols[..c as usize]) {
-            *w = (*w * bulk[k].1).max(1.0);
         }
         let section = |v: &[f64; 2]| v[..c as usize].iter().product::<f64>();
         let mut per_box = density[0];

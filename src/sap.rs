@@ -507,14 +507,17 @@ impl<const D: usize> AxisStats<D> {
         }
     }
 
-    /// [`AxisStats::density`], or the sample's own sweep where the boxes are
-    /// [`AxisStats::gathered`] along `k`: the density the level model uses.
-    pub fn plan_density(&self, k: usize) -> f64 {
+    /// The densities the level model uses along `k`: over the spread of all lower bounds
+    /// ([`AxisStats::density`]) and over the bulk's ([`AxisStats::bulk`]: where one box far
+    /// larger than the rest, a ground plane, stretches the spread, the density of the
+    /// rest). Both are the sample's own sweep where the boxes are [`AxisStats::gathered`]
+    /// along `k`: it measures the density where the boxes are.
+    pub fn plan_density(&self, k: usize) -> [f64; 2] {
         if self.gathered(k) {
-            self.local[k]
-        } else {
-            self.density(k)
+            return [self.local[k]; 2];
         }
+        let spread = self.hi[k] - self.lo[k];
+        [self.density(k), self.over(k, self.bulk(k).map_or(spread, |b| b.min(spread)))]
     }
 
     /// The share of axis `k`'s range that the boxes cover, where they are gathered in a
@@ -545,14 +548,6 @@ impl<const D: usize> AxisStats<D> {
         } else {
             0.0
         }
-    }
-
-    /// [`AxisStats::density`] with the spread at most the bulk's extent
-    /// ([`AxisStats::bulk`]): where one box far larger than the rest (a ground plane)
-    /// stretches the spread of lower bounds, the density of the rest.
-    pub fn bulk_density(&self, k: usize) -> f64 {
-        let spread = self.hi[k] - self.lo[k];
-        self.over(k, self.bulk(k).map_or(spread, |b| b.min(spread)))
     }
 
     /// The axis with the fewest expected tests per box, and that number:
