@@ -35,6 +35,7 @@ use crate::morton::{self, grid_bits, Quantizer};
 use crate::radix_sort::RadixKey;
 use crate::{Aabb, Config};
 use rayon::prelude::*;
+use std::sync::Mutex;
 use wide::{f32x8, i32x8};
 
 /// Boxes per parallel work item.
@@ -1082,19 +1083,17 @@ impl SweepCounts {
 impl<const D: usize> Columns<D> {
     /// Sweeps the sorted, gathered `entries` into pair keys. Chunk `c` writes its keys
     /// into its share of `pool` (idle memory, e.g. the radix scratch: as many keys as the
-    /// chunk has entries times `pool.len() / entries.len()`) and, past that, into
-    /// `parts[c]`, blocks of [`SPILL_BLOCK`] keys (resized to the chunk count; the blocks
-    /// are reused). Returns the counts and, per chunk, the `(start, len)` of the keys it
-    /// left in `pool` and the number of blocks of `parts[c]` it filled (in order; the last
-    /// may be partly full).
+    /// chunk has entries times `pool.len() / entries.len()`) and, past that, appends them
+    /// to `spill` (their bit patterns, `bytemuck::cast_slice`) a block at a time. Returns the counts and,
+    /// per chunk, the `(start, len)` of the keys it left in `pool`.
     pub fn sweep<T: Entry>(
         &self,
         entries: &[T],
         crowded_threshold: u32,
         refine: Refine,
         pool: &mut [u64],
-        parts: &mut Vec<Vec<Vec<u64>>>,
-    ) -> (SweepCounts, Vec<(usize, usize, usize)>) {
+        spill: &Mutex<Vec<[u32; 2]>>,
+    ) -> (SweepCounts, Vec<(usize, usize)>) {
         let n = entries.len();
         let lay = self.layout;
         // Many chunks, also at small n: a run's range is swept by the chunk holding the
@@ -1108,8 +1107,6 @@ impl<const D: usize> Columns<D> {
                 *b += 1;
             }
         }
-        parts.resize_with(chunks, Vec::new);
-        parts.truncate(chunks);
         // Each chunk's share of the pool, in proportion to its entries.
         let per = pool.len().checked_div(n).unwrap_or(0);
         let mut shares = Vec::with_capacity(chunks);
@@ -1120,18 +1117,17 @@ impl<const D: usize> Columns<D> {
             shares.push(head);
             rest = tail;
         }
-        let res: Vec<(SweepCounts, usize, usize)> = parts
-            .par_iter_mut()
-            .zip(shares.into_par_iter())
+        let res: Vec<(SweepCounts, usize)> = shares
+            .into_par_iter()
             .enumerate()
-            .map(|(c, (part, share))| {
+            .map(|(c, share)| {
                 let mut w = Walker {
                     cols: self,
                     entries,
                     lay,
                     threshold: crowded_threshold as u64,
                     refine,
-                    out: Sink::new(share, std::mem::take(part)),
+                    out: Sink::new(share, spill),
                     uniq: Vec::new(),
                     corner: [Vec::new(), Vec::new()],
                     counts: SweepCounts::default(),
@@ -1141,45 +1137,54 @@ impl<const D: usize> Columns<D> {
                     #[inline(always)]
                     || w.walk(from, to),
                 );
-                let (counts, len) = (w.counts, w.out.len);
-                let (blocks, used) = w.out.finish();
-                *part = blocks;
-                (counts, len, used)
+                (w.counts, w.out.finish())
             })
             .collect();
         let mut start = 0;
         let mut used = Vec::with_capacity(chunks);
-        for (c, &(_, len, blocks)) in res.iter().enumerate() {
-            used.push((start, len, blocks));
+        for (c, &(_, len)) in res.iter().enumerate() {
+            used.push((start, len));
             start += (bounds[c + 1].max(bounds[c]) - bounds[c]) * per;
         }
         (res.iter().fold(SweepCounts::default(), |a, r| a.add(r.0)), used)
     }
+
+    /// The rows as pair slots, for the pair stage to sort in once the sweep is done (their
+    /// contents are rewritten by the next [`Columns::gather`]).
+    pub fn spare_rows(&mut self) -> Vec<&mut [[u32; 2]]> {
+        let rows = self.lo.iter_mut().chain(self.hi.iter_mut()).chain([&mut self.qx, &mut self.qxh]);
+        let mut spare: Vec<&mut [[u32; 2]]> = rows
+            .map(|v| {
+                let even = v.len() & !1;
+                bytemuck::cast_slice_mut(&mut v[..even])
+            })
+            .collect();
+        spare.push(bytemuck::pod_align_to_mut(&mut self.fst[..]).1);
+        spare
+    }
 }
 
-/// Keys a spill block holds. PERF (memory): one growable vector a chunk left up to half
-/// its capacity unused after doubling; at 1M varied 3D boxes 6.4M of 15.2M key slots (51
-/// bytes a box). Blocks leave at most one partly used block a chunk.
-pub(crate) const SPILL_BLOCK: usize = 1 << 15;
+/// Keys a chunk gathers before it appends them to the shared spill under its lock. PERF
+/// (memory): the spill is the output vector, so the keys take no memory of their own;
+/// before, each chunk kept blocks of 32k keys, and at 1M varied 3D boxes the keys were 71
+/// bytes a box.
+pub(crate) const SPILL_BLOCK: usize = 1 << 12;
 
-/// Where a chunk's pair keys go: a fixed slice first, then blocks of [`SPILL_BLOCK`] keys.
+/// Where a chunk's pair keys go: a fixed slice first, then, a block at a time, the shared
+/// spill.
 /// PERF (memory): the slice is the radix scratch, idle during the sweep, so pairs up to
 /// one per entry cost no memory of their own (1M clustered 3D: 138 to under 128 bytes a
 /// box, docs/BENCHMARKS.md).
 struct Sink<'a> {
     buf: &'a mut [u64],
     len: usize,
-    /// The chunk's blocks, kept across frames: `blocks[..used]` are full, `cur` is being
-    /// filled (its place, `blocks[used]`, is empty meanwhile), and the ones after hold
-    /// stale keys until taken.
-    blocks: Vec<Vec<u64>>,
-    used: usize,
-    cur: Vec<u64>,
+    spill: &'a Mutex<Vec<[u32; 2]>>,
+    block: Vec<u64>,
 }
 
 impl<'a> Sink<'a> {
-    fn new(buf: &'a mut [u64], blocks: Vec<Vec<u64>>) -> Self {
-        Self { buf, len: 0, blocks, used: 0, cur: Vec::new() }
+    fn new(buf: &'a mut [u64], spill: &'a Mutex<Vec<[u32; 2]>>) -> Self {
+        Self { buf, len: 0, spill, block: Vec::new() }
     }
 
     #[inline(always)]
@@ -1188,45 +1193,35 @@ impl<'a> Sink<'a> {
             *slot = k;
             self.len += 1;
         } else {
-            if self.cur.len() == self.cur.capacity() {
-                self.next_block();
+            if self.block.len() == self.block.capacity() {
+                self.flush();
             }
-            let l = self.cur.len();
-            // SAFETY: `l < capacity` (checked above; a fresh block is empty).
+            let l = self.block.len();
+            // SAFETY: `l < capacity` (the flush leaves the block empty, with room).
             unsafe {
-                self.cur.as_mut_ptr().add(l).write(k);
-                self.cur.set_len(l + 1);
+                self.block.as_mut_ptr().add(l).write(k);
+                self.block.set_len(l + 1);
             }
         }
     }
 
-    /// Stores the full block and takes the next one (a kept one, or a new one).
+    /// Appends the block's keys to the spill and empties it.
     #[cold]
     #[inline(never)]
-    fn next_block(&mut self) {
-        if self.cur.capacity() > 0 {
-            self.blocks[self.used] = std::mem::take(&mut self.cur);
-            self.used += 1;
+    fn flush(&mut self) {
+        if !self.block.is_empty() {
+            // A poisoned lock only means another chunk panicked: its keys are whole.
+            let mut spill = self.spill.lock().unwrap_or_else(|e| e.into_inner());
+            spill.extend_from_slice(bytemuck::cast_slice(&self.block));
         }
-        if self.used == self.blocks.len() {
-            self.blocks.push(Vec::new());
-        }
-        self.cur = std::mem::take(&mut self.blocks[self.used]);
-        if self.cur.capacity() == 0 {
-            self.cur = Vec::with_capacity(SPILL_BLOCK);
-        }
-        self.cur.clear();
+        self.block.clear();
+        self.block.reserve_exact(SPILL_BLOCK);
     }
 
-    /// The blocks, and how many of them hold this frame's keys (in order; the last may be
-    /// partly full).
-    fn finish(mut self) -> (Vec<Vec<u64>>, usize) {
-        if self.cur.capacity() > 0 {
-            let filled = !self.cur.is_empty();
-            self.blocks[self.used] = self.cur;
-            self.used += filled as usize;
-        }
-        (self.blocks, self.used)
+    /// Flushes the last keys; returns how many keys the slice holds.
+    fn finish(mut self) -> usize {
+        self.flush();
+        self.len
     }
 }
 
@@ -1513,35 +1508,36 @@ fn gallop<T: Entry>(e: &[T], from: usize, last: T) -> usize {
 mod tests {
     use super::*;
 
-    /// The keys come back in push order: the slice first, then the blocks, over frames that
-    /// reuse the blocks with fewer and with more keys than before (stale blocks unseen).
+    /// Every key comes back: the slice's in push order, the spilled ones once each, over
+    /// slices and spills of several sizes (a spill holding keys of other chunks before).
     #[test]
-    fn sink_keeps_order_across_blocks_and_frames() {
-        let mut blocks = Vec::new();
-        for (frame, &(slots, n)) in
-            [(10usize, 3 * SPILL_BLOCK + 5), (0, SPILL_BLOCK), (4, 7), (1, 2 * SPILL_BLOCK + 1), (0, 0)]
-                .iter()
-                .enumerate()
+    fn sink_keeps_every_key() {
+        for (case, &(slots, n, before)) in [
+            (10usize, 3 * SPILL_BLOCK + 5, 0usize),
+            (0, SPILL_BLOCK, 3),
+            (4, 7, 0),
+            (1, 2 * SPILL_BLOCK + 1, 1),
+            (0, 0, 0),
+        ]
+        .iter()
+        .enumerate()
         {
             let mut buf = vec![0u64; slots];
-            let mut sink = Sink::new(&mut buf, std::mem::take(&mut blocks));
-            let want: Vec<u64> = (0..n as u64).map(|k| k * 7 + frame as u64).collect();
+            let spill = Mutex::new(vec![[5u32, 5]; before]);
+            let mut sink = Sink::new(&mut buf, &spill);
+            let want: Vec<u64> = (0..n as u64).map(|k| k * 7 + case as u64).collect();
             for &k in &want {
                 sink.push(k);
             }
-            let len = sink.len;
-            let (kept, used) = sink.finish();
-            let mut got: Vec<u64> = buf[..len].to_vec();
-            for b in &kept[..used] {
-                got.extend_from_slice(b);
-            }
-            assert_eq!(got, want, "frame {frame}");
-            assert!(kept[..used].iter().all(|b| !b.is_empty() && b.len() <= SPILL_BLOCK));
-            blocks = kept;
+            let len = sink.finish();
+            assert_eq!(len, slots.min(n), "case {case}");
+            assert_eq!(buf[..len], want[..len], "case {case}");
+            let spill = spill.into_inner().unwrap();
+            assert_eq!(spill[..before], vec![[5u32, 5]; before][..], "case {case}");
+            let mut got: Vec<u64> = spill[before..].iter().map(|&s| bytemuck::cast(s)).collect();
+            got.sort_unstable();
+            assert_eq!(got, want[len..], "case {case}");
         }
-        // The most blocks one frame used are kept, and no more: frame 0 spilled
-        // 3 * SPILL_BLOCK - 5 keys.
-        assert_eq!(blocks.len(), 3);
     }
 
     #[test]

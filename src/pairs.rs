@@ -4,11 +4,16 @@
 //! - Key layout (u64): `i << 32 | j` with `i < j`, so ascending keys are the output order.
 //! - Unique by construction in the cell sweep (the reference-point rule in `sweep`), so no
 //!   dedup pass runs; debug builds check uniqueness (`validate`).
-//! - Sort: one parallel MSD scatter into buckets by the first index's high bits, then
-//!   `sort_unstable` of each small bucket in parallel (keys are unique, so unstable is
-//!   deterministic), done in the output vector itself. Allocates: the output only.
+//! - A key may wait in a `[u32; 2]` slot as its bit pattern ([`unslot`] reads it back): that is how the
+//!   cell sweep spills keys into the output vector itself.
+//! - Sort: one parallel MSD scatter into buckets by the first index's high bits, then each
+//!   small bucket sorted in cache, in parallel (keys are unique, so the result does not
+//!   depend on the order the keys came in). [`finish_into`] scatters into the output;
+//!   [`Spilled`] scatters keys that wait in the output into idle memory the caller lends,
+//!   then writes each sorted bucket back.
 
 use rayon::prelude::*;
+use std::mem::MaybeUninit;
 
 /// Pairs a bucket of the MSD pass aims at: a bucket and its copy stay in a core's L2.
 /// PERF: at 11.2M pairs (1M varied 3D, 1 thread) 512 pairs a bucket (2^15 buckets, a
@@ -20,6 +25,8 @@ const PAIRS_PER_BUCKET: usize = 32768;
 const IDS_PER_BUCKET: usize = 4096;
 /// At most this many buckets: the MSD scatter writes to each at once.
 const MAX_BUCKET_BITS: u32 = 10;
+/// Fewer keys than this are sorted by `sort_unstable` in one piece.
+const SMALL: usize = 4096;
 
 /// The pair key of boxes `a != b` (order-free).
 #[inline(always)]
@@ -28,32 +35,40 @@ pub(crate) fn key(a: u32, b: u32) -> u64 {
     (lo as u64) << 32 | hi as u64
 }
 
+/// The key whose bit pattern slot `s` holds (`bytemuck::cast`, as `bytemuck::cast_slice`
+/// puts keys in slots; not the pair `[i, j]`: see [`split`]).
+#[inline(always)]
+fn unslot(s: [u32; 2]) -> u64 {
+    bytemuck::cast(s)
+}
+
+/// The pair `[i, j]` of key `k`.
+#[inline(always)]
+fn split(k: u64) -> [u32; 2] {
+    [(k >> 32) as u32, k as u32]
+}
+
 /// Concatenates `parts`, sorts, checks, and returns the pairs.
 pub(crate) fn finish(parts: Vec<Vec<u64>>, n_ids: usize) -> Vec<[u32; 2]> {
     let mut out = Vec::new();
-    let parts: Vec<Vec<&[u64]>> = parts.iter().map(|p| vec![p.as_slice()]).collect();
+    let parts: Vec<Vec<&[[u32; 2]]>> = parts.iter().map(|p| vec![bytemuck::cast_slice(p)]).collect();
     finish_into(&parts, n_ids, &mut out);
     out
 }
 
-/// [`finish`] writing into `out` (cleared first). Each part is a list of slices (a sweep
-/// chunk's share of the scratch and its spill blocks), counted and scattered by one task.
-///
-/// One MSD pass scatters the keys, as `[i, j]`, straight into `out`, bucketed by the high
-/// bits of `i` (about [`IDS_PER_BUCKET`] first indices and at most about
-/// [`PAIRS_PER_BUCKET`] pairs a bucket); then each bucket is sorted where it lies, in
-/// cache, in parallel. The output is the only pair buffer besides the sweep's parts.
-/// PERF: against a full LSD radix sort of the keys (5 to 6 passes plus a conversion),
-/// measured in `docs/BENCHMARKS.md`.
-pub(crate) fn finish_into(parts: &[Vec<&[u64]>], n_ids: usize, out: &mut Vec<[u32; 2]>) {
-    let total: usize = parts.iter().flatten().map(|p| p.len()).sum();
-    out.clear();
-    let split = |k: u64| [(k >> 32) as u32, k as u32];
-    if total < 4096 {
-        out.extend(parts.iter().flatten().flat_map(|p| p.iter()).map(|&k| split(k)));
-        out.sort_unstable();
-    } else {
-        // Every index is below `n_ids` (the caller's box count: no pass over the keys).
+/// The MSD pass's buckets: bucket `b` holds the pairs whose first index has the high bits
+/// `b` (`i >> (shift - 32) == b`), at `starts[b]..starts[b + 1]` of the sorted output.
+struct Buckets {
+    shift: u32,
+    starts: Vec<usize>,
+    /// `offs[part][b]`: that part's first slot in bucket `b`, counted from `starts[b]`.
+    offs: Vec<Vec<usize>>,
+}
+
+impl Buckets {
+    /// Counts the keys of every part (a list of slices, counted and scattered by one task)
+    /// into buckets. `total` keys, every index below `n_ids` (no pass over the keys).
+    fn count(parts: &[Vec<&[[u32; 2]]>], total: usize, n_ids: usize) -> Self {
         let max_i = n_ids.saturating_sub(1) as u64;
         let ibits = u64::BITS - max_i.leading_zeros();
         // Enough buckets to keep every thread busy, few enough to stay in L2 and the TLB.
@@ -70,84 +85,94 @@ pub(crate) fn finish_into(parts: &[Vec<&[u64]>], n_ids: usize, out: &mut Vec<[u3
                     #[inline(always)]
                     || {
                         let mut h = vec![0u32; nb];
-                        for &k in p.iter().flat_map(|s| s.iter()) {
-                            h[(k >> shift) as usize] += 1;
+                        for &s in p.iter().flat_map(|s| s.iter()) {
+                            h[(unslot(s) >> shift) as usize] += 1;
                         }
                         h
                     },
                 )
             })
             .collect();
-        // starts[b] = first slot of bucket b; offs[part][b] = that part's first slot in it.
         let mut starts = Vec::with_capacity(nb + 1);
         let mut offs = vec![vec![0usize; nb]; parts.len()];
         let mut run = 0usize;
         for b in 0..nb {
             starts.push(run);
             for (pi, h) in hists.iter().enumerate() {
-                offs[pi][b] = run;
+                offs[pi][b] = run - starts[b];
                 run += h[b] as usize;
             }
         }
         starts.push(run);
-        // PERF: no zero fill; the scatter writes every slot (a pass of 90 MB at 1M varied
-        // 3D boxes saved).
-        out.reserve_exact(total);
-        let dst = SendPtr(out.as_mut_ptr());
-        parts.par_iter().zip(offs.into_par_iter()).for_each(|(p, mut off)| {
+        Self { shift, starts, offs }
+    }
+
+    fn len(&self, b: usize) -> usize {
+        self.starts[b + 1] - self.starts[b]
+    }
+
+    /// First indices a bucket spans.
+    fn width(&self) -> u32 {
+        1 << (self.shift - 32)
+    }
+
+    /// Writes every key of `parts`, as `[i, j]`, into its bucket: bucket `b` starts at
+    /// `base[b]`.
+    ///
+    /// # Safety
+    /// `base[b]` is valid for writes of `self.len(b)` pairs, and the buckets' ranges are
+    /// disjoint.
+    unsafe fn scatter(&self, parts: &[Vec<&[[u32; 2]]>], base: &[SendPtr]) {
+        let shift = self.shift;
+        parts.par_iter().zip(self.offs.par_iter()).for_each(|(p, off)| {
             crate::isa::fast(
                 #[inline(always)]
                 || {
-                    // Rebound so the closure captures the whole Send wrapper, not its raw field.
-                    #[allow(clippy::redundant_locals)]
-                    let dst = dst;
-                    for slice in p.iter() {
-                        for &k in slice.iter() {
-                            let b = (k >> shift) as usize;
-                            // SAFETY: each part owns the disjoint slots offs[part][b]..+hists[part][b]
-                            // of `out` (length total), and off[b] stays inside them.
-                            unsafe { dst.0.add(off[b]).write(split(k)) };
-                            off[b] += 1;
+                    // SAFETY: `off[b]` is this part's first slot in bucket `b` (inside it).
+                    let mut at: Vec<SendPtr> =
+                        base.iter().zip(off).map(|(b, &o)| SendPtr(unsafe { b.0.add(o) })).collect();
+                    for &s in p.iter().flat_map(|s| s.iter()) {
+                        let k = unslot(s);
+                        let d = &mut at[(k >> shift) as usize];
+                        // SAFETY: each part owns the disjoint slots off[b]..off[b] + (its count
+                        // in b) of bucket b (the prefix over the histograms), and `d` stays
+                        // inside them.
+                        unsafe {
+                            d.0.write(split(k));
+                            d.0 = d.0.add(1);
                         }
                     }
                 },
             )
         });
-        // SAFETY: the parts' slot ranges partition 0..total (the prefix over the
-        // histograms), so the scatter initialised every slot below `total <= capacity`.
-        unsafe { out.set_len(total) };
-        let mut buckets = Vec::with_capacity(nb);
-        let mut rest = &mut out[..];
-        for b in 0..nb {
-            let (head, tail) = rest.split_at_mut(starts[b + 1] - starts[b]);
-            buckets.push(head);
-            rest = tail;
-        }
-        // Each bucket holds the pairs of `w` consecutive first indices, and is sorted where
-        // it lies by an LSD radix sort in cache: by the second index, then by the first.
-        // PERF: a counting sort by the first index followed by a comparison sort of each
-        // index's partners (about 11 at 100k varied 3D boxes: mispredicted branches) cost
-        // 10-15 ns a pair (docs/BENCHMARKS.md).
-        let w = 1u32 << (shift - 32);
-        // Consecutive buckets in a few groups a thread, each with its own scratch: rayon's
-        // `for_each_init` makes a fresh one per split job, and a fresh buffer of a bucket's
-        // size is mapped and faulted in anew each time. The groups hold about equal numbers
-        // of pairs, not of buckets, and each is a job of its own: the first index is the
-        // smaller one, so the pairs thin out from the first bucket to the last (and the
-        // buckets past the last index are empty). PERF: with equal numbers of buckets, 10k
-        // clustered 3D boxes at 2 threads had one thread sort 96% of the pairs (rayon
-        // splits a range once per thread and again only when a job is stolen), and the
-        // bucket sorts took longer than at 1 thread.
+    }
+
+    /// Sorts every bucket where it lies (`bks[b]`, of `self.len(b)` pairs), and copies it
+    /// to `dst[b]` if given. Consecutive buckets go in a few groups a thread, each with its
+    /// own scratch: rayon's `for_each_init` makes a fresh one per split job, and a fresh
+    /// buffer of a bucket's size is mapped and faulted in anew each time. The groups hold
+    /// about equal numbers of pairs, not of buckets, and each is a job of its own: the
+    /// first index is the smaller one, so the pairs thin out from the first bucket to the
+    /// last (and the buckets past the last index are empty). PERF: with equal numbers of
+    /// buckets, 10k clustered 3D boxes at 2 threads had one thread sort 96% of the pairs
+    /// (rayon splits a range once per thread and again only when a job is stolen), and the
+    /// bucket sorts took longer than at 1 thread.
+    fn sort(&self, bks: Vec<&mut [[u32; 2]]>, dst: Vec<&mut [MaybeUninit<[u32; 2]>]>) {
+        let total = *self.starts.last().unwrap_or(&0);
+        let w = self.width();
         let want = 4 * rayon::current_num_threads();
         let target = total.div_ceil(want).max(1);
-        let mut groups = Vec::with_capacity(want + 1);
-        let (mut rest, mut first, mut pairs) = (&mut buckets[..], 0, 0);
-        for b in 0..nb {
-            pairs += starts[b + 1] - starts[b];
+        type Job<'b> = (usize, Vec<(&'b mut [[u32; 2]], Option<&'b mut [MaybeUninit<[u32; 2]>]>)>);
+        let mut groups: Vec<Job<'_>> = Vec::with_capacity(want + 1);
+        let mut dst = dst.into_iter();
+        let (mut group, mut first, mut pairs) = (Vec::new(), 0, 0);
+        let nb = bks.len();
+        for (b, bk) in bks.into_iter().enumerate() {
+            pairs += bk.len();
+            group.push((bk, dst.next()));
             if pairs >= target || b + 1 == nb {
-                let (head, tail) = rest.split_at_mut(b + 1 - first);
-                groups.push((first, head));
-                (rest, first, pairs) = (tail, b + 1, 0);
+                groups.push((first, std::mem::take(&mut group)));
+                (first, pairs) = (b + 1, 0);
             }
         }
         groups.into_par_iter().with_max_len(1).for_each(|(g0, group)| {
@@ -155,15 +180,160 @@ pub(crate) fn finish_into(parts: &[Vec<&[u64]>], n_ids: usize, out: &mut Vec<[u3
                 #[inline(always)]
                 || {
                     let (mut tmp, mut hist) = (Vec::new(), Vec::new());
-                    for (k, bk) in group.iter_mut().enumerate() {
+                    for (k, (bk, to)) in group.into_iter().enumerate() {
                         let i0 = ((g0 + k) as u64 * w as u64) as u32;
                         sort_bucket(bk, i0, w, &mut tmp, &mut hist);
+                        if let Some(to) = to {
+                            for (d, s) in to.iter_mut().zip(bk.iter()) {
+                                d.write(*s);
+                            }
+                        }
                     }
                 },
             )
         });
     }
+}
+
+/// [`finish`] writing into `out` (cleared first). Each part is a list of slices of key
+/// slots ([`unslot`]; a sweep chunk's keys), counted and scattered by one task.
+///
+/// One MSD pass scatters the keys, as `[i, j]`, straight into `out`, bucketed by the high
+/// bits of `i` (about [`IDS_PER_BUCKET`] first indices and at most about
+/// [`PAIRS_PER_BUCKET`] pairs a bucket); then each bucket is sorted where it lies, in
+/// cache, in parallel. The output is the only pair buffer besides the parts.
+/// PERF: against a full LSD radix sort of the keys (5 to 6 passes plus a conversion),
+/// measured in `docs/BENCHMARKS.md`.
+pub(crate) fn finish_into(parts: &[Vec<&[[u32; 2]]>], n_ids: usize, out: &mut Vec<[u32; 2]>) {
+    let total: usize = parts.iter().flatten().map(|p| p.len()).sum();
+    out.clear();
+    if total < SMALL {
+        out.extend(parts.iter().flatten().flat_map(|p| p.iter()).map(|&s| split(unslot(s))));
+        out.sort_unstable();
+    } else {
+        let bk = Buckets::count(parts, total, n_ids);
+        // PERF: no zero fill; the scatter writes every slot (a pass of 90 MB at 1M varied
+        // 3D boxes saved).
+        out.reserve_exact(total);
+        let base: Vec<SendPtr> = bk.starts[..bk.starts.len() - 1]
+            .iter()
+            // SAFETY: starts[b] <= total <= capacity.
+            .map(|&s| SendPtr(unsafe { out.as_mut_ptr().add(s) }))
+            .collect();
+        // SAFETY: bucket b is out[starts[b]..starts[b + 1]], inside the capacity.
+        unsafe { bk.scatter(parts, &base) };
+        // SAFETY: the parts' slot ranges partition 0..total (the prefix over the
+        // histograms), so the scatter initialised every slot below `total <= capacity`.
+        unsafe { out.set_len(total) };
+        let mut bks = Vec::with_capacity(bk.starts.len() - 1);
+        let mut rest = &mut out[..];
+        for b in 0..bk.starts.len() - 1 {
+            let (head, tail) = rest.split_at_mut(bk.len(b));
+            bks.push(head);
+            rest = tail;
+        }
+        bk.sort(bks, Vec::new());
+    }
     debug_assert!(validate(out), "pairs not unique and increasing");
+}
+
+/// Keys sorted outside the output, for keys that wait in the output vector itself (the
+/// cell sweep spills them there): [`Spilled::scatter`] moves every key into idle memory
+/// the caller lends (and an allocation for what that lacks), after which the output's
+/// contents are dead; [`Spilled::write`] sorts each bucket there and writes it into the
+/// output. PERF (memory): the keys never take memory of their own beside the output; at
+/// 1M varied 3D boxes (11 pairs a box) they were 71 bytes a box.
+pub(crate) struct Spilled<'s> {
+    /// Few keys: sorted here.
+    small: Vec<[u32; 2]>,
+    buckets: Option<Buckets>,
+    /// Bucket `b` (holding `[i, j]` pairs once scattered).
+    bks: Vec<&'s mut [[u32; 2]]>,
+}
+
+impl<'s> Spilled<'s> {
+    /// Scatters the keys of `parts` (lists of key slot slices, as for [`finish_into`]) into
+    /// `spare`, whole buckets first fit, and the buckets no spare slice holds into `extra`
+    /// (grown if short, never shrunk or cleared: a kept buffer is not zeroed anew).
+    pub(crate) fn scatter(
+        parts: &[Vec<&[[u32; 2]]>],
+        n_ids: usize,
+        spare: Vec<&'s mut [[u32; 2]]>,
+        extra: &'s mut Vec<[u32; 2]>,
+    ) -> Self {
+        let total: usize = parts.iter().flatten().map(|p| p.len()).sum();
+        if total < SMALL {
+            let mut small: Vec<[u32; 2]> =
+                parts.iter().flatten().flat_map(|p| p.iter()).map(|&s| split(unslot(s))).collect();
+            small.sort_unstable();
+            return Self { small, buckets: None, bks: Vec::new() };
+        }
+        let bk = Buckets::count(parts, total, n_ids);
+        let nb = bk.starts.len() - 1;
+        let mut rem = spare;
+        let mut bks: Vec<Option<&'s mut [[u32; 2]]>> = Vec::with_capacity(nb);
+        let mut short = 0;
+        for b in 0..nb {
+            let len = bk.len(b);
+            match rem.iter_mut().find(|r| r.len() >= len) {
+                Some(r) => {
+                    let (head, tail) = std::mem::take(r).split_at_mut(len);
+                    *r = tail;
+                    bks.push(Some(head));
+                }
+                None => {
+                    bks.push(None);
+                    short += len;
+                }
+            }
+        }
+        if extra.len() < short {
+            extra.resize(short, [0; 2]);
+        }
+        let mut rest = &mut extra[..short];
+        let bks: Vec<&'s mut [[u32; 2]]> = bks
+            .into_iter()
+            .enumerate()
+            .map(|(b, s)| {
+                s.unwrap_or_else(|| {
+                    let (head, tail) = std::mem::take(&mut rest).split_at_mut(bk.len(b));
+                    rest = tail;
+                    head
+                })
+            })
+            .collect();
+        let mut bks = bks;
+        let base: Vec<SendPtr> = bks.iter_mut().map(|s| SendPtr(s.as_mut_ptr())).collect();
+        // SAFETY: bucket b's slice has bk.len(b) slots and the slices are disjoint (carved
+        // from disjoint borrows); it is not read through `bks` until the scatter is done.
+        unsafe { bk.scatter(parts, &base) };
+        Self { small: Vec::new(), buckets: Some(bk), bks }
+    }
+
+    /// Sorts the keys and writes them into `out` (cleared first): every pair `[i, j]`,
+    /// ascending.
+    pub(crate) fn write(self, out: &mut Vec<[u32; 2]>) {
+        out.clear();
+        match self.buckets {
+            None => out.extend_from_slice(&self.small),
+            Some(bk) => {
+                let total = *bk.starts.last().unwrap_or(&0);
+                out.reserve_exact(total);
+                let mut dst = Vec::with_capacity(self.bks.len());
+                let mut rest = &mut out.spare_capacity_mut()[..total];
+                for b in 0..self.bks.len() {
+                    let (head, tail) = std::mem::take(&mut rest).split_at_mut(bk.len(b));
+                    dst.push(head);
+                    rest = tail;
+                }
+                bk.sort(self.bks, dst);
+                // SAFETY: the buckets' destinations partition out[..total], and `sort`
+                // wrote every pair of every bucket there.
+                unsafe { out.set_len(total) };
+            }
+        }
+        debug_assert!(validate(out), "pairs not unique and increasing");
+    }
 }
 
 /// The widest digit of [`sort_bucket`]: 2^11 four-byte counters stay in L1.
@@ -391,9 +561,26 @@ mod tests {
                 }
                 groups.last_mut().unwrap().push(p);
             }
-            let mut grouped = Vec::new();
+            let groups: Vec<Vec<&[[u32; 2]]>> =
+                groups.iter().map(|g| g.iter().map(|s| bytemuck::cast_slice(s)).collect()).collect();
+            let mut grouped = vec![[7, 7]; 3];
             finish_into(&groups, n as usize, &mut grouped);
             assert_eq!(grouped, want, "grouped: n={n} fans={fans} len={len}");
+            // The same keys sorted through lent memory: none, too little (the rest in
+            // `extra`), and plenty in uneven pieces (some smaller than any bucket), the
+            // output holding stale pairs before.
+            let total = keys.len();
+            for &(pieces, share) in &[(0usize, 0usize), (1, total / 2), (40, 3 * total / 2)] {
+                let mut lent: Vec<Vec<[u32; 2]>> =
+                    (0..pieces).map(|k| vec![[u32::MAX; 2]; (share / pieces.max(1)) >> (k % 5)]).collect();
+                let spare: Vec<&mut [[u32; 2]]> = lent.iter_mut().map(|v| v.as_mut_slice()).collect();
+                let lent_len: usize = spare.iter().map(|s| s.len()).sum();
+                let mut extra = vec![[1, 1]; 5];
+                let mut got = vec![[9, 9]; 11];
+                Spilled::scatter(&groups, n as usize, spare, &mut extra).write(&mut got);
+                assert_eq!(got, want, "spilled: n={n} fans={fans} len={len} pieces={pieces}");
+                assert!(extra.len() + lent_len >= total && (pieces > 0 || extra.len() >= total));
+            }
             assert_eq!(finish(parts, n as usize), want, "n={n} fans={fans} len={len}");
         }
     }

@@ -30,9 +30,9 @@ pub struct Broadphase<const D: usize> {
     /// Cell entries when it does not (fine cells over a huge grid), and radix scratch.
     e128: Vec<u128>,
     e128_scratch: Vec<u128>,
-    /// Pair keys of each sweep chunk, in blocks (kept, so steady frames do not fault fresh
-    /// pages in).
-    parts: Vec<Vec<Vec<u64>>>,
+    /// Room for the pair keys' sort where the idle rows and entries lack it (kept: steady
+    /// frames do not fault fresh pages in).
+    extra: Vec<[u32; 2]>,
     /// The whole-scene sweep's sorted boxes (`Method::Sweep`, or `Auto` on sparse scenes).
     sweep: Sorted<D>,
     stats: Stats,
@@ -49,7 +49,7 @@ impl<const D: usize> Broadphase<D> {
             e64_scratch: Vec::new(),
             e128: Vec::new(),
             e128_scratch: Vec::new(),
-            parts: Vec::new(),
+            extra: Vec::new(),
             sweep: Sorted::default(),
             stats: Stats::default(),
         })
@@ -117,7 +117,7 @@ impl<const D: usize> Broadphase<D> {
                 &self.config,
                 &mut self.e64,
                 &mut self.e64_scratch,
-                &mut self.parts,
+                &mut self.extra,
                 &mut self.stats,
                 out,
             );
@@ -128,7 +128,7 @@ impl<const D: usize> Broadphase<D> {
                 &self.config,
                 &mut self.e128,
                 &mut self.e128_scratch,
-                &mut self.parts,
+                &mut self.extra,
                 &mut self.stats,
                 out,
             );
@@ -157,7 +157,7 @@ fn run<const D: usize, T: Entry>(
     config: &Config<D>,
     entries: &mut Vec<T>,
     scratch: &mut Vec<T>,
-    parts: &mut Vec<Vec<Vec<u64>>>,
+    extra: &mut Vec<[u32; 2]>,
     stats: &mut Stats,
     out: &mut Vec<[u32; 2]>,
 ) {
@@ -174,27 +174,46 @@ fn run<const D: usize, T: Entry>(
 
     let t = Instant::now();
     cols.gather(boxes, config.margin, entries);
-    // The radix scratch is idle from here on: the sweep keeps pair keys in it first.
+    // The radix scratch is idle from here on: the sweep keeps pair keys in it first, then
+    // appends them to the output itself (cleared by the caller).
     let pool: &mut [u64] = bytemuck::cast_slice_mut(&mut scratch[..]);
-    let (counts, used) = cols.sweep(entries, config.crowded_threshold, config.refine, pool, parts);
+    let spill = std::sync::Mutex::new(std::mem::take(out));
+    let (counts, used) = cols.sweep(entries, config.crowded_threshold, config.refine, pool, &spill);
+    *out = spill.into_inner().unwrap_or_else(|e| e.into_inner());
     stats.candidates = counts.candidates;
     stats.exact_tests = counts.exact_tests;
     stats.crowded_cells = counts.crowded;
     stats.rdc_splits = counts.rdc_splits;
     stats.t_sweep = t.elapsed();
 
+    // The keys wait in the scratch and the output; they are sorted in the rows and the
+    // entries, idle now. If those lack room, the scratch's keys join the others in the
+    // output and the scratch is lent too; what all these lack is allocated (and kept).
     let t = Instant::now();
-    let pool: &[u64] = bytemuck::cast_slice(&scratch[..]);
-    let keys: Vec<Vec<&[u64]>> = used
+    let in_pool: usize = used.iter().map(|u| u.1).sum();
+    let mut spare = cols.spare_rows();
+    spare.push(bytemuck::cast_slice_mut(&mut entries[..]));
+    let room: usize = spare.iter().map(|s| s.len()).sum();
+    let pool: &mut [[u32; 2]] = bytemuck::cast_slice_mut(&mut scratch[..]);
+    let pool = if out.len() + in_pool > room {
+        for &(start, len) in &used {
+            out.extend_from_slice(&pool[start..start + len]);
+        }
+        spare.push(pool);
+        &[][..]
+    } else {
+        &*pool
+    };
+    let piece = out.len().div_ceil(4 * rayon::current_num_threads()).max(1);
+    let keys: Vec<Vec<&[[u32; 2]]>> = used
         .iter()
-        .zip(parts.iter())
-        .map(|(&(start, len, blocks), spill)| {
-            std::iter::once(&pool[start..start + len])
-                .chain(spill[..blocks].iter().map(Vec::as_slice))
-                .collect()
-        })
+        .filter(|u| !pool.is_empty() && u.1 > 0)
+        .map(|&(start, len)| vec![&pool[start..start + len]])
+        .chain(out.chunks(piece).map(|c| vec![c]))
         .collect();
-    crate::pairs::finish_into(&keys, boxes.len(), out);
+    let sorted = crate::pairs::Spilled::scatter(&keys, boxes.len(), spare, extra);
+    drop(keys);
+    sorted.write(out);
     stats.t_pairs = t.elapsed();
 }
 

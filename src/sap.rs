@@ -641,7 +641,7 @@ pub(crate) fn sweep_into<const D: usize>(
             )
         })
         .unzip();
-    let parts: Vec<Vec<&[u64]>> = parts.iter().map(|p| vec![p.as_slice()]).collect();
+    let parts: Vec<Vec<&[[u32; 2]]>> = parts.iter().map(|p| vec![bytemuck::cast_slice(p)]).collect();
     crate::pairs::finish_into(&parts, boxes.len(), out);
     tests.iter().sum()
 }
