@@ -25,6 +25,8 @@ const PAIRS_PER_BUCKET: usize = 32768;
 const IDS_PER_BUCKET: usize = 4096;
 /// At most this many buckets: the MSD scatter writes to each at once.
 const MAX_BUCKET_BITS: u32 = 10;
+/// [`Spilled`] makes at least this many buckets a spare slice.
+const SPARE_FIT: usize = 32;
 /// Fewer keys than this are sorted by `sort_unstable` in one piece.
 const SMALL: usize = 4096;
 
@@ -67,14 +69,16 @@ struct Buckets {
 
 impl Buckets {
     /// Counts the keys of every part (a list of slices, counted and scattered by one task)
-    /// into buckets. `total` keys, every index below `n_ids` (no pass over the keys).
-    fn count(parts: &[Vec<&[[u32; 2]]>], total: usize, n_ids: usize) -> Self {
+    /// into buckets, at least `min` if the indices allow. `total` keys, every index below
+    /// `n_ids` (no pass over the keys).
+    fn count(parts: &[Vec<&[[u32; 2]]>], total: usize, n_ids: usize, min: usize) -> Self {
         let max_i = n_ids.saturating_sub(1) as u64;
         let ibits = u64::BITS - max_i.leading_zeros();
         // Enough buckets to keep every thread busy, few enough to stay in L2 and the TLB.
         let want = (total / PAIRS_PER_BUCKET)
             .max((max_i as usize + 1) / IDS_PER_BUCKET)
-            .max(8 * rayon::current_num_threads());
+            .max(8 * rayon::current_num_threads())
+            .max(min);
         let bbits = (usize::BITS - want.leading_zeros()).min(MAX_BUCKET_BITS).min(ibits);
         let shift = 32 + ibits - bbits;
         let nb = 1usize << bbits;
@@ -211,9 +215,13 @@ pub(crate) fn finish_into(parts: &[Vec<&[[u32; 2]]>], n_ids: usize, out: &mut Ve
         out.extend(parts.iter().flatten().flat_map(|p| p.iter()).map(|&s| split(unslot(s))));
         out.sort_unstable();
     } else {
-        let bk = Buckets::count(parts, total, n_ids);
+        let bk = Buckets::count(parts, total, n_ids, 0);
         // PERF: no zero fill; the scatter writes every slot (a pass of 90 MB at 1M varied
         // 3D boxes saved).
+        if out.capacity() < total {
+            // A fresh allocation: growing would copy the old contents first.
+            *out = Vec::new();
+        }
         out.reserve_exact(total);
         let base: Vec<SendPtr> = bk.starts[..bk.starts.len() - 1]
             .iter()
@@ -268,7 +276,9 @@ impl<'s> Spilled<'s> {
             small.sort_unstable();
             return Self { small, buckets: None, bks: Vec::new() };
         }
-        let bk = Buckets::count(parts, total, n_ids);
+        // Buckets small beside the spare slices: each slice wastes at most one bucket's
+        // room (and first fit packs the rest). Not tiny: each part counts every bucket.
+        let bk = Buckets::count(parts, total, n_ids, (SPARE_FIT * spare.len()).min(total / 1024));
         let nb = bk.starts.len() - 1;
         let mut rem = spare;
         let mut bks: Vec<Option<&'s mut [[u32; 2]]>> = Vec::with_capacity(nb);
@@ -318,7 +328,11 @@ impl<'s> Spilled<'s> {
             None => out.extend_from_slice(&self.small),
             Some(bk) => {
                 let total = *bk.starts.last().unwrap_or(&0);
-                out.reserve_exact(total);
+                if out.capacity() < total {
+                    // A fresh allocation: growing would copy the dead keys first.
+                    *out = Vec::new();
+                    out.reserve_exact(total);
+                }
                 let mut dst = Vec::with_capacity(self.bks.len());
                 let mut rest = &mut out.spare_capacity_mut()[..total];
                 for b in 0..self.bks.len() {

@@ -196,6 +196,7 @@ fn run<const D: usize, T: Entry>(
     let room: usize = spare.iter().map(|s| s.len()).sum();
     let pool: &mut [[u32; 2]] = bytemuck::cast_slice_mut(&mut scratch[..]);
     let pool = if out.len() + in_pool > room {
+        crate::columns::grow(out, in_pool);
         for &(start, len) in &used {
             out.extend_from_slice(&pool[start..start + len]);
         }
