@@ -102,7 +102,7 @@ fn run<const D: usize>(name: &str, n: usize, frames: usize) {
             }
         }
         println!(
-            "frame {frame} ({}): total {:7.1} ms | store {:6.1}  cells {:6.1}  sort {:6.1}  sweep {:6.1}  pairs {:6.1} ms",
+            "frame {frame} ({}): total {:8.2} ms | store {:7.2}  cells {:7.2}  sort {:7.2}  sweep {:7.2}  pairs {:7.2} ms",
             if frame == 0 { "cold" } else { "warm" },
             stages[0],
             stages[1],
@@ -136,7 +136,7 @@ fn run<const D: usize>(name: &str, n: usize, frames: usize) {
         }
     }
     println!(
-        "best warm:       total {:7.1} ms | store {:6.1}  cells {:6.1}  sort {:6.1}  sweep {:6.1}  pairs {:6.1} ms",
+        "best warm:       total {:8.2} ms | store {:7.2}  cells {:7.2}  sort {:7.2}  sweep {:7.2}  pairs {:7.2} ms",
         best[0], best[1], best[2], best[3], best[4], best[5]
     );
     if let Some(p) = pairs.first() {
