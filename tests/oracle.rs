@@ -685,6 +685,49 @@ fn far_islands() {
     far_islands_for::<3>(0xE3);
 }
 
+/// Ids that cycle through clumps (box `i` in clump `i % k`: objects emitted round-robin,
+/// instances stored part by part): the pairs are exact, and the columns cost about what
+/// they cost with the same boxes in clump order. With `k` equal to the stride of a plain
+/// strided sample, the sample saw one clump, the grid covered it alone and the other
+/// clumps clamped onto its border columns: 10k 3D boxes in 20 clumps tested 838
+/// candidates a box instead of 60.
+fn interleaved_clumps_for<const D: usize>(seed: u64) {
+    let mut rng = Rng::new(seed);
+    let clumps = |rng: &mut Rng, n: usize, k: usize| {
+        let centres: Vec<[f32; D]> = (0..k).map(|_| std::array::from_fn(|_| rng.range(0.0, 120.0))).collect();
+        let mut boxes: Vec<Aabb<D>> = uniform(rng, n, 6.0, 1.5);
+        for (i, b) in boxes.iter_mut().enumerate() {
+            for (d, &c) in centres[i % k].iter().enumerate() {
+                b.min[d] += c;
+                b.max[d] += c;
+            }
+        }
+        boxes
+    };
+    let small = clumps(&mut rng, 1200, 3);
+    check_scene(&format!("interleaved_clumps D = {D} seed = {seed:#x}"), &small, &[0.5]);
+    if D < 2 {
+        return;
+    }
+    // 512 sampled boxes: a stride of 20 over 10,240 boxes.
+    let (n, k) = (10_240, 20);
+    let cycling = clumps(&mut rng, n, k);
+    let mut by_clump: Vec<usize> = (0..n).collect();
+    by_clump.sort_by_key(|&i| (i % k, i));
+    let ordered: Vec<Aabb<D>> = by_clump.iter().map(|&i| cycling[i]).collect();
+    let cells = Config::<D> { method: Method::Cells, ..Config::default() };
+    let a = stats_of(&cycling, cells).candidates as f64;
+    let b = stats_of(&ordered, cells).candidates as f64;
+    assert!(a <= 2.0 * b, "D = {D}: {a} candidates with cycling ids, {b} in clump order");
+}
+
+#[test]
+fn interleaved_clumps() {
+    interleaved_clumps_for::<1>(0xC1);
+    interleaved_clumps_for::<2>(0xC2);
+    interleaved_clumps_for::<3>(0xC3);
+}
+
 fn huge_scene<const D: usize>(seed: u64) -> Vec<Aabb<D>> {
     let mut rng = Rng::new(seed);
     let mut boxes: Vec<Aabb<D>> = Vec::new();
