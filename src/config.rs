@@ -17,8 +17,8 @@ pub enum Refine {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Method {
     /// Morton columns, unless a sweep-and-prune along the best axis is expected to test at
-    /// most [`SWEEP_MAX_PER_BOX`](crate::SWEEP_MAX_PER_BOX) boxes per box (small,
-    /// sparse or layered scenes: parallel planks, islands), which one O(n) pass estimates.
+    /// most [`sweep_max_per_box`](crate::sweep_max_per_box) boxes per box (small, sparse
+    /// or layered scenes: parallel planks, islands), which one O(n) pass estimates.
     #[default]
     Auto,
     /// Always the Morton-column pipeline (in 1D: one column, swept on one thread).

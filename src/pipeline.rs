@@ -10,13 +10,35 @@ use crate::config::Method;
 use crate::sap::Sorted;
 use crate::{Aabb, Config, Error, Stats};
 
-/// `Method::Auto` sweeps the whole scene when the estimate is at most this many tests per
-/// box. PERF: sweep-and-prune costs about 30-40 + 0.5-0.9 x (tests per box) ns a box; the
-/// cell pipeline, once faster, costs 80-260 ns a box in 2D and 120-560 in 3D at 10k-100k
-/// (1 thread, `docs/BENCHMARKS.md`). The break-even is 100-250 tests. At 256, 2D uniform
-/// and clustered 100k were swept (190 and 226 tests a box) in 12.4 and 21.7 ms where the
-/// cells took 8.1 and 13.7, and 3D terrain 10k (209) in 2.04 ms against 1.61.
+/// The most tests a box at which `Method::Auto` sweeps a scene whole, for small scenes in
+/// 2D ([`sweep_max_per_box`] gives it for any size). PERF: sweep-and-prune costs about
+/// 30-40 + 0.5-0.9 x (tests per box) ns a box; the cell pipeline, once faster, costs
+/// 80-260 ns a box in 2D and 120-560 in 3D at 10k-100k (1 thread, `docs/BENCHMARKS.md`).
+/// At 256, 2D uniform and clustered 100k were swept (190 and 226 tests a box) in 12.4 and
+/// 21.7 ms where the cells took 8.1 and 13.7, and 3D terrain 10k (209) in 2.04 ms against
+/// 1.61.
 pub const SWEEP_MAX_PER_BOX: f64 = 128.0;
+
+/// Scenes up to this many live boxes keep the whole [`sweep_max_per_box`]; larger ones
+/// get a bound falling as `1 / n`.
+const SWEEP_FULL_BELOW: f64 = 16_384.0;
+
+/// The least bound [`sweep_max_per_box`] falls to.
+const SWEEP_MIN_PER_BOX: f64 = 16.0;
+
+/// The most tests a box (as estimated) at which `Method::Auto` sweeps a scene of `n` live
+/// boxes whole instead of taking the columns: [`SWEEP_MAX_PER_BOX`] in 2D and half of it
+/// in 3D up to 16,384 boxes, then falling as `1 / n`, to at least 16 (from 131,072 boxes
+/// in 2D, 65,536 in 3D). PERF: the sweep's sort and reads cost more a box as `n` grows,
+/// the columns' cost a box much less so. On sparse uniform scenes (2 threads, two runs,
+/// `docs/BENCHMARKS.md`) the two broke even at about 96-128 tests a box in 2D and 48-64
+/// in 3D at 10k boxes, 48-64 and 48 at 30k, 16-24 and 16 at 100k, 8-16 and 16-32 at 1M.
+/// With 128 at every size, 100k boxes at 128 tests a box were swept 1.5x (2D) and
+/// 1.9-2.0x (3D) slower than the columns would have taken.
+pub fn sweep_max_per_box<const D: usize>(n: usize) -> f64 {
+    let base = if D >= 3 { 0.5 * SWEEP_MAX_PER_BOX } else { SWEEP_MAX_PER_BOX };
+    (base * (SWEEP_FULL_BELOW / n as f64).min(1.0)).max(SWEEP_MIN_PER_BOX)
+}
 use std::time::Instant;
 
 /// A reusable pair finder: owns the store, the cell buffers and the pair buffers.
@@ -75,8 +97,8 @@ impl<const D: usize> Broadphase<D> {
         let (axis, per_box) = scan.best();
         // In 1D a column is the whole line: `Auto` always takes the (parallel) sweep there.
         let method = self.config.method;
-        let sweep =
-            method == Method::Sweep || (method == Method::Auto && (D < 2 || per_box <= SWEEP_MAX_PER_BOX));
+        let sweep = method == Method::Sweep
+            || (method == Method::Auto && (D < 2 || per_box <= sweep_max_per_box::<D>(scan.count())));
         if sweep {
             let t = Instant::now();
             let tested = crate::sap::sweep_into(&mut self.sweep, boxes, m, axis, out);

@@ -728,6 +728,27 @@ fn interleaved_clumps() {
     interleaved_clumps_for::<3>(0xC3);
 }
 
+/// `Method::Auto` sweeps a sparse scene whole only while that is the faster way: up to
+/// [`broadphase::sweep_max_per_box`] tests a box, a bound that falls with the number of
+/// boxes (a large sparse scene is faster in the columns) and is lower in 3D.
+#[test]
+fn auto_sweeps_only_small_sparse_scenes() {
+    fn chose_cells<const D: usize>(n: usize, tests_per_box: f32) -> bool {
+        let mut rng = Rng::new(0xA5 + n as u64);
+        // Sides uniform in [0, 2): a mean extent of 1, so a sweep tests about n / world
+        // boxes a box.
+        let boxes: Vec<Aabb<D>> = uniform(&mut rng, n, n as f32 / tests_per_box, 2.0);
+        stats_of(&boxes, Config::default()).cells > 0
+    }
+    assert_eq!(broadphase::sweep_max_per_box::<2>(1000), broadphase::SWEEP_MAX_PER_BOX);
+    assert!(!chose_cells::<2>(8_000, 64.0), "2D, 8k boxes at 64 tests a box: swept");
+    assert!(chose_cells::<2>(60_000, 64.0), "2D, 60k boxes at 64 tests a box: columns");
+    assert!(!chose_cells::<2>(60_000, 8.0), "2D, 60k boxes at 8 tests a box: swept");
+    assert!(!chose_cells::<3>(8_000, 32.0), "3D, 8k boxes at 32 tests a box: swept");
+    assert!(chose_cells::<3>(8_000, 96.0), "3D, 8k boxes at 96 tests a box: columns");
+    assert!(chose_cells::<3>(60_000, 32.0), "3D, 60k boxes at 32 tests a box: columns");
+}
+
 fn huge_scene<const D: usize>(seed: u64) -> Vec<Aabb<D>> {
     let mut rng = Rng::new(seed);
     let mut boxes: Vec<Aabb<D>> = Vec::new();
