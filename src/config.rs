@@ -17,8 +17,9 @@ pub enum Refine {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Method {
     /// Morton columns, unless a sweep-and-prune along the best axis is expected to test at
-    /// most [`sweep_max_per_box`](crate::sweep_max_per_box) boxes per box (small, sparse
-    /// or layered scenes: parallel planks, islands), which one O(n) pass estimates.
+    /// most a bound per box (small, sparse or layered scenes: parallel planks, islands),
+    /// which one O(n) pass estimates. The bound is [`SWEEP_MAX_PER_BOX`](crate::SWEEP_MAX_PER_BOX)
+    /// where sizes vary widely, and falls with the number of boxes where they do not.
     #[default]
     Auto,
     /// Always the Morton-column pipeline (in 1D: one column, swept on one thread).

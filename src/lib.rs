@@ -46,6 +46,6 @@ pub use aabb::{Aabb, Aabb2, Aabb3};
 pub use brute_force::brute_force_pairs;
 pub use config::{Config, Method, Refine};
 pub use error::{BoxProblem, Error};
-pub use pipeline::{find_pairs, find_pairs_with, sweep_max_per_box, Broadphase, SWEEP_MAX_PER_BOX};
+pub use pipeline::{find_pairs, find_pairs_with, Broadphase, SWEEP_MAX_PER_BOX};
 pub use rdc::{Clusters, Rdc};
 pub use stats::Stats;

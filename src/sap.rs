@@ -367,6 +367,10 @@ pub(crate) struct AxisStats<const D: usize> {
     /// The extent the bulk of the boxes occupies on each axis (set by
     /// [`AxisStats::trim`]; 0 where it has not run).
     bulk: [f64; D],
+    /// How far the boxes' sizes spread: the sampled boxes' largest extents, 90th percentile
+    /// over 10th (infinite when the 10th is 0; set by [`AxisStats::trim`], 1 where it has
+    /// not run).
+    size_spread: f64,
     /// Bounds of the boxes added (`+inf..-inf` when none).
     pub min: [f32; D],
     pub max: [f32; D],
@@ -383,6 +387,7 @@ impl<const D: usize> AxisStats<D> {
         local: [0.0; D],
         covered: [1.0; D],
         bulk: [0.0; D],
+        size_spread: 1.0,
         lo: [f64::INFINITY; D],
         hi: [f64::NEG_INFINITY; D],
         min: [f32::INFINITY; D],
@@ -445,6 +450,11 @@ impl<const D: usize> AxisStats<D> {
         if out == 0 {
             return;
         }
+        let mut size: Vec<f32> =
+            (0..s).map(|i| (0..D).map(|k| hi[k][i] - lo[k][i]).fold(0.0, f32::max)).collect();
+        let p10 = *size.select_nth_unstable_by(s / 10, f32::total_cmp).1 as f64;
+        let p90 = *size.select_nth_unstable_by(s - 1 - s / 10, f32::total_cmp).1 as f64;
+        self.size_spread = if p10 > 0.0 { p90 / p10 } else { f64::INFINITY };
         for k in 0..D {
             // Extents first (`lo` and `hi` still pair up): a few huge strays would make the
             // mean extent, and so the whole-scene sweep's cost and the level model's
@@ -545,6 +555,11 @@ impl<const D: usize> AxisStats<D> {
         } else {
             1.0
         }
+    }
+
+    /// How far the boxes' sizes spread (see `size_spread`).
+    pub fn size_spread(&self) -> f64 {
+        self.size_spread
     }
 
     /// Live boxes added.
@@ -773,6 +788,7 @@ pub(crate) fn scan_scene<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> Axis
                         local: [0.0; D],
                         covered: [1.0; D],
                         bulk: [0.0; D],
+                        size_spread: 1.0,
                         lo: lo.map(f64::from),
                         hi: hi_lo.map(f64::from),
                         min: lo,

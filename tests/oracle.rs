@@ -728,25 +728,38 @@ fn interleaved_clumps() {
     interleaved_clumps_for::<3>(0xC3);
 }
 
-/// `Method::Auto` sweeps a sparse scene whole only while that is the faster way: up to
-/// [`broadphase::sweep_max_per_box`] tests a box, a bound that falls with the number of
-/// boxes (a large sparse scene is faster in the columns) and is lower in 3D.
+/// `Method::Auto` sweeps a sparse scene whole only while that is the faster way: the
+/// bound on a sweep's tests a box falls with the number of boxes (a large sparse scene is
+/// faster in the columns) and is lower in 3D, unless the boxes' sizes spread widely (many
+/// levels of columns cost more a box).
 #[test]
 fn auto_sweeps_only_small_sparse_scenes() {
-    fn chose_cells<const D: usize>(n: usize, tests_per_box: f32) -> bool {
+    fn chose_cells<const D: usize>(n: usize, tests_per_box: f32, sizes_spread: bool) -> bool {
         let mut rng = Rng::new(0xA5 + n as u64);
         // Sides uniform in [0, 2): a mean extent of 1, so a sweep tests about n / world
         // boxes a box.
-        let boxes: Vec<Aabb<D>> = uniform(&mut rng, n, n as f32 / tests_per_box, 2.0);
+        let mut boxes: Vec<Aabb<D>> = uniform(&mut rng, n, n as f32 / tests_per_box, 2.0);
+        if sizes_spread {
+            // Cubes of side 0.1-0.3 and 0.9-2.7, alternately: the same mean extent of 1,
+            // sizes spread well over 8x (10th to 90th percentile).
+            for (i, b) in boxes.iter_mut().enumerate() {
+                let side = if i % 2 == 0 { 0.2 } else { 1.8 } * rng.range(0.5, 1.5);
+                for k in 0..D {
+                    b.max[k] = b.min[k] + side;
+                }
+            }
+        }
         stats_of(&boxes, Config::default()).cells > 0
     }
-    assert_eq!(broadphase::sweep_max_per_box::<2>(1000), broadphase::SWEEP_MAX_PER_BOX);
-    assert!(!chose_cells::<2>(8_000, 64.0), "2D, 8k boxes at 64 tests a box: swept");
-    assert!(chose_cells::<2>(60_000, 64.0), "2D, 60k boxes at 64 tests a box: columns");
-    assert!(!chose_cells::<2>(60_000, 8.0), "2D, 60k boxes at 8 tests a box: swept");
-    assert!(!chose_cells::<3>(8_000, 32.0), "3D, 8k boxes at 32 tests a box: swept");
-    assert!(chose_cells::<3>(8_000, 96.0), "3D, 8k boxes at 96 tests a box: columns");
-    assert!(chose_cells::<3>(60_000, 32.0), "3D, 60k boxes at 32 tests a box: columns");
+    assert!(!chose_cells::<2>(8_000, 64.0, false), "2D, 8k boxes at 64 tests a box: swept");
+    assert!(chose_cells::<2>(60_000, 64.0, false), "2D, 60k boxes at 64 tests a box: columns");
+    assert!(!chose_cells::<2>(60_000, 64.0, true), "2D, 60k boxes of spread sizes at 64: swept");
+    assert!(!chose_cells::<2>(60_000, 8.0, false), "2D, 60k boxes at 8 tests a box: swept");
+    assert!(!chose_cells::<3>(8_000, 32.0, false), "3D, 8k boxes at 32 tests a box: swept");
+    assert!(chose_cells::<3>(8_000, 96.0, false), "3D, 8k boxes at 96 tests a box: columns");
+    assert!(chose_cells::<3>(60_000, 64.0, false), "3D, 60k boxes at 64 tests a box: columns");
+    assert!(!chose_cells::<3>(60_000, 64.0, true), "3D, 60k boxes of spread sizes at 64: swept");
+    assert!(!chose_cells::<3>(60_000, 24.0, false), "3D, 60k boxes at 24 tests a box: swept");
 }
 
 fn huge_scene<const D: usize>(seed: u64) -> Vec<Aabb<D>> {
