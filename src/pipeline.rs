@@ -96,6 +96,17 @@ impl<const D: usize> Broadphase<D> {
     /// Every pair `[i, j]`, `i < j`, of overlapping boxes, sorted ascending and unique, into
     /// `out` (cleared first). On error `out` is left empty and the finder stays usable.
     pub fn find_pairs(&mut self, boxes: &[Aabb<D>], out: &mut Vec<[u32; 2]>) -> Result<(), Error> {
+        // Called from outside any rayon pool (an engine's main thread), every parallel
+        // stage would be sent to the global pool and waited for on its own; the whole
+        // frame goes there at once instead.
+        if rayon::current_thread_index().is_none() {
+            return rayon::scope(|_| self.frame(boxes, out));
+        }
+        self.frame(boxes, out)
+    }
+
+    /// [`Broadphase::find_pairs`], on the current thread.
+    fn frame(&mut self, boxes: &[Aabb<D>], out: &mut Vec<[u32; 2]>) -> Result<(), Error> {
         out.clear();
         let t0 = Instant::now();
         self.stats = Stats { boxes: boxes.len(), ..Stats::default() };
