@@ -11,7 +11,9 @@ use crate::sap::Sorted;
 use crate::{Aabb, Config, Error, Stats};
 
 /// The most tests a box at which `Method::Auto` sweeps a scene whole: for small scenes in
-/// 2D, and for boxes of widely spread sizes (see [`sweep_max_per_box`] for the others).
+/// 2D, and for boxes of widely spread sizes. Where sizes are alike the bound is half of it
+/// in 3D, and beyond 16,384 boxes it falls as `1 / n`, to no less than 32
+/// (`docs/architecture.md`, "Which algorithm").
 /// PERF: sweep-and-prune costs about 30-40 + 0.5-0.9 x (tests per box) ns a box; the cell
 /// pipeline, once faster, costs
 /// 80-260 ns a box in 2D and 120-560 in 3D at 10k-100k (1 thread, `docs/BENCHMARKS.md`).
