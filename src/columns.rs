@@ -488,44 +488,59 @@ impl<const D: usize> Columns<D> {
         }
         let area = section(&world);
         let lambda = per_box / area * cost_ratio();
-        let model = LevelModel::new(c, bits, config.max_cells_per_box as u64, lambda, world);
         let level_out = Out(self.level.as_mut_ptr());
         let count_out = Out(self.count.as_mut_ptr());
-        let parts: Vec<(u32, u32, usize)> = boxes
-            .par_chunks(CHUNK)
-            .enumerate()
-            .map(|(ci, part)| {
-                crate::isa::fast(
-                    #[inline(always)]
-                    || {
-                        let (mut l_min, mut l_max, mut cells) = (u32::MAX, 0, 0usize);
-                        let mut memo = LevelCache::new();
-                        for (j, b) in part.iter().enumerate() {
-                            let i = ci * CHUNK + j;
-                            let g = b.grown(m);
-                            let (l, count) = if g.is_inverted() {
-                                (0, 0)
-                            } else {
-                                let qlo = cols.map(|k| quant.coord(k, g.min[k]));
-                                let qhi = cols.map(|k| quant.coord(k, g.max[k]));
-                                let (l, count) = memo.choose(&model, qlo, qhi);
-                                l_min = l_min.min(l);
-                                l_max = l_max.max(l);
-                                (l, count)
-                            };
-                            // SAFETY: `i` ranges over 0..n, each value in exactly one task; both
-                            // arrays have length n (grow_to).
-                            unsafe {
-                                level_out.put(i, l as u8);
-                                count_out.put(i, count as u16);
+        let pass = |model: &LevelModel| -> Vec<(u32, u32, usize)> {
+            boxes
+                .par_chunks(CHUNK)
+                .enumerate()
+                .map(|(ci, part)| {
+                    crate::isa::fast(
+                        #[inline(always)]
+                        || {
+                            let (mut l_min, mut l_max, mut cells) = (u32::MAX, 0, 0usize);
+                            let mut memo = LevelCache::new();
+                            for (j, b) in part.iter().enumerate() {
+                                let i = ci * CHUNK + j;
+                                let g = b.grown(m);
+                                let (l, count) = if g.is_inverted() {
+                                    (0, 0)
+                                } else {
+                                    let qlo = cols.map(|k| quant.coord(k, g.min[k]));
+                                    let qhi = cols.map(|k| quant.coord(k, g.max[k]));
+                                    let (l, count) = memo.choose(model, qlo, qhi);
+                                    l_min = l_min.min(l);
+                                    l_max = l_max.max(l);
+                                    (l, count)
+                                };
+                                // SAFETY: `i` ranges over 0..n, each value in exactly one task; both
+                                // arrays have length n (grow_to).
+                                unsafe {
+                                    level_out.put(i, l as u8);
+                                    count_out.put(i, count as u16);
+                                }
+                                cells += count as usize;
                             }
-                            cells += count as usize;
-                        }
-                        (l_min, l_max, cells)
-                    },
-                )
-            })
-            .collect();
+                            (l_min, l_max, cells)
+                        },
+                    )
+                })
+                .collect()
+        };
+        let budget = config.max_cells_per_box as u64;
+        let mut parts = pass(&LevelModel::new(c, bits, budget, lambda, world));
+        // Memory: each entry takes its rows, its key and the radix scratch's slot
+        // ([`ENTRY_BYTES`]). Where the model's choice makes more than a box's share of
+        // [`MEMORY_PER_BOX`] (a dense scene: ten copies of every box went to 3.6 columns a
+        // box, 175 bytes), the candidates weigh less and the plan is made again, coarser,
+        // until it fits: at `lambda = 0` every box takes its fewest columns, one.
+        let cap = (MEMORY_PER_BOX / ENTRY_BYTES[D.min(3)] * n as f64) as usize;
+        for shrink in [0.5, 0.25, 0.0625, 0.0] {
+            if parts.iter().map(|p| p.2).sum::<usize>() <= cap || lambda == 0.0 {
+                break;
+            }
+            parts = pass(&LevelModel::new(c, bits, budget, lambda * shrink, world));
+        }
         let (mut l_min, mut l_max, mut cells) = (u32::MAX, 0, 0);
         self.chunk_cells.clear();
         for &(a, b, k) in &parts {
@@ -1053,6 +1068,14 @@ impl LevelCache {
 fn pow2(e: u32) -> f64 {
     f64::from_bits((1023 + e as u64) << 52)
 }
+
+/// Bytes an entry takes, by dimension (0 to 3): its rows (`lo`, `hi` per axis, `qx`,
+/// `qxh`, first flags: `8 D + 9`) and its `u64` key and radix scratch slot (16).
+const ENTRY_BYTES: [f64; 4] = [25.0, 33.0, 41.0, 49.0];
+
+/// The working memory a box's entries may take: under the 128 bytes a box the crate
+/// promises, with room for the plan (3 bytes a box) and the small buffers.
+const MEMORY_PER_BOX: f64 = 120.0;
 
 /// Candidate cost over entry cost, for the level model.
 /// PERF: tuned on the 1M 3D and 2D scenes of `benches/pairs.rs` (docs/BENCHMARKS.md).

@@ -120,20 +120,25 @@ impl Buckets {
         1 << (self.shift - 32)
     }
 
-    /// Writes every key of `parts`, as `[i, j]`, into its bucket: bucket `b` starts at
+    /// Writes every key of `parts`, as `slot(key)`, into its bucket: bucket `b` starts at
     /// `base[b]`.
     ///
     /// # Safety
-    /// `base[b]` is valid for writes of `self.len(b)` pairs, and the buckets' ranges are
+    /// `base[b]` is valid for writes of `self.len(b)` slots, and the buckets' ranges are
     /// disjoint.
-    unsafe fn scatter(&self, parts: &[Vec<&[[u32; 2]]>], base: &[SendPtr]) {
+    unsafe fn scatter<T: Copy>(
+        &self,
+        parts: &[Vec<&[[u32; 2]]>],
+        base: &[SendPtr<T>],
+        slot: impl Fn(u64) -> T + Sync,
+    ) {
         let shift = self.shift;
         parts.par_iter().zip(self.offs.par_iter()).for_each(|(p, off)| {
             crate::isa::fast(
                 #[inline(always)]
                 || {
                     // SAFETY: `off[b]` is this part's first slot in bucket `b` (inside it).
-                    let mut at: Vec<SendPtr> =
+                    let mut at: Vec<SendPtr<T>> =
                         base.iter().zip(off).map(|(b, &o)| SendPtr(unsafe { b.0.add(o) })).collect();
                     for &s in p.iter().flat_map(|s| s.iter()) {
                         let k = unslot(s);
@@ -142,7 +147,7 @@ impl Buckets {
                         // in b) of bucket b (the prefix over the histograms), and `d` stays
                         // inside them.
                         unsafe {
-                            d.0.write(split(k));
+                            d.0.write(slot(k));
                             d.0 = d.0.add(1);
                         }
                     }
@@ -161,13 +166,13 @@ impl Buckets {
     /// buckets, 10k clustered 3D boxes at 2 threads had one thread sort 96% of the pairs
     /// (rayon splits a range once per thread and again only when a job is stolen), and the
     /// bucket sorts took longer than at 1 thread.
-    fn sort(&self, bks: Vec<&mut [[u32; 2]]>, dst: Vec<&mut [MaybeUninit<[u32; 2]>]>) {
+    fn sort<B: Bucket>(&self, bks: Vec<B>, dst: Vec<&mut [MaybeUninit<[u32; 2]>]>) {
         let total = *self.starts.last().unwrap_or(&0);
         let w = self.width();
         let want = 4 * rayon::current_num_threads();
         let target = total.div_ceil(want).max(1);
-        type Job<'b> = (usize, Vec<(&'b mut [[u32; 2]], Option<&'b mut [MaybeUninit<[u32; 2]>]>)>);
-        let mut groups: Vec<Job<'_>> = Vec::with_capacity(want + 1);
+        type Job<'b, B> = (usize, Vec<(B, Option<&'b mut [MaybeUninit<[u32; 2]>]>)>);
+        let mut groups: Vec<Job<'_, B>> = Vec::with_capacity(want + 1);
         let mut dst = dst.into_iter();
         let (mut group, mut first, mut pairs) = (Vec::new(), 0, 0);
         let nb = bks.len();
@@ -183,24 +188,95 @@ impl Buckets {
             crate::isa::fast(
                 #[inline(always)]
                 || {
-                    let (mut tmp, mut hist) = (Vec::new(), Vec::new());
+                    let (mut tmp, mut hist, mut wide) = (Vec::new(), Vec::new(), Vec::new());
                     for (k, (bk, to)) in group.into_iter().enumerate() {
                         let i0 = ((g0 + k) as u64 * w as u64) as u32;
-                        sort_bucket(bk, i0, w, &mut tmp, &mut hist);
-                        // PERF: a copy after the sort, in cache, not a last radix pass into
-                        // `to`: that pass's scattered writes to memory not in cache made the
-                        // pair stage slower (3D varied 1M, 2 threads: 81-83 ms, 68-71 with
-                        // the copy).
-                        if let Some(to) = to {
-                            for (d, s) in to.iter_mut().zip(bk.iter()) {
-                                d.write(*s);
-                            }
-                        }
+                        bk.sort_into(i0, w, (&mut tmp, &mut hist, &mut wide), to);
                     }
                 },
             )
         });
     }
+}
+
+/// Per-task scratch of the bucket sorts: the radix sort's other buffer and counters, and
+/// a packed bucket's pairs, unpacked.
+type Scratch<'a> = (&'a mut Vec<[u32; 2]>, &'a mut Vec<u32>, &'a mut Vec<[u32; 2]>);
+
+/// A bucket of the MSD pass, as it lies in memory: pairs `[i, j]`, or packed in a `u32`.
+trait Bucket: Send {
+    fn len(&self) -> usize;
+    /// Sorts the bucket (first indices `i0..i0 + w`) and copies it to `to` if given (else it
+    /// is left sorted where it lies; packed buckets always have a `to`).
+    fn sort_into(self, i0: u32, w: u32, s: Scratch<'_>, to: Option<&mut [MaybeUninit<[u32; 2]>]>);
+}
+
+/// Copies sorted pairs into their place in the output.
+/// PERF: a copy after the sort, in cache, not a last radix pass into the output: that
+/// pass's scattered writes to memory not in cache made the pair stage slower (3D varied
+/// 1M, 2 threads: 81-83 ms, 68-71 with the copy).
+#[inline(always)]
+fn copy_out(to: &mut [MaybeUninit<[u32; 2]>], from: &[[u32; 2]]) {
+    for (d, s) in to.iter_mut().zip(from.iter()) {
+        d.write(*s);
+    }
+}
+
+impl Bucket for &mut [[u32; 2]] {
+    fn len(&self) -> usize {
+        <[[u32; 2]]>::len(self)
+    }
+
+    #[inline(always)]
+    fn sort_into(self, i0: u32, w: u32, s: Scratch<'_>, to: Option<&mut [MaybeUninit<[u32; 2]>]>) {
+        sort_bucket(self, i0, w, s.0, s.1);
+        if let Some(to) = to {
+            copy_out(to, self);
+        }
+    }
+}
+
+/// A bucket of keys packed in 32 bits: `(i - i0) << jbits | j` (see [`packed_bits`]).
+struct Packed<'a> {
+    keys: &'a mut [u32],
+    jbits: u32,
+}
+
+impl Bucket for Packed<'_> {
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    #[inline(always)]
+    fn sort_into(self, i0: u32, w: u32, s: Scratch<'_>, to: Option<&mut [MaybeUninit<[u32; 2]>]>) {
+        let mask = low_bits(self.jbits);
+        let (tmp, hist, wide) = s;
+        wide.clear();
+        wide.extend(self.keys.iter().map(|&k| [i0 + (k >> self.jbits), k & mask]));
+        sort_bucket(wide, i0, w, tmp, hist);
+        copy_out(to.expect("a packed bucket is copied out"), wide);
+    }
+}
+
+/// `2^bits - 1` for `bits <= 32`.
+#[inline(always)]
+fn low_bits(bits: u32) -> u32 {
+    ((1u64 << bits) - 1) as u32
+}
+
+/// The bits of a partner index, when the keys of `n_ids` boxes can wait in the MSD buckets
+/// packed in 32 bits (`(i - i0) << jbits | j`: a bucket's first indices take at most
+/// `32 - jbits` bits): up to 2^21 boxes, with at least `2^(2 jbits - 32)` buckets
+/// ([`packed_min_buckets`]). Half the idle memory a key: a 3D tiled level of 1M boxes
+/// (17.6 pairs a box) needed a buffer of its own beside the idle rows and entries.
+pub(crate) fn packed_bits(n_ids: usize) -> Option<u32> {
+    let jbits = usize::BITS - n_ids.saturating_sub(1).leading_zeros();
+    (jbits <= 21).then_some(jbits)
+}
+
+/// The fewest buckets that make a bucket's first indices fit beside `jbits` in 32 bits.
+fn packed_min_buckets(jbits: u32) -> usize {
+    1 << (2 * jbits).saturating_sub(32)
 }
 
 /// [`finish`] writing into `out` (cleared first). Each part is a list of slices of key
@@ -227,13 +303,13 @@ pub(crate) fn finish_into(parts: &[Vec<&[[u32; 2]]>], n_ids: usize, out: &mut Ve
             *out = Vec::new();
         }
         out.reserve_exact(total);
-        let base: Vec<SendPtr> = bk.starts[..bk.starts.len() - 1]
+        let base: Vec<SendPtr<[u32; 2]>> = bk.starts[..bk.starts.len() - 1]
             .iter()
             // SAFETY: starts[b] <= total <= capacity.
             .map(|&s| SendPtr(unsafe { out.as_mut_ptr().add(s) }))
             .collect();
         // SAFETY: bucket b is out[starts[b]..starts[b + 1]], inside the capacity.
-        unsafe { bk.scatter(parts, &base) };
+        unsafe { bk.scatter(parts, &base, split) };
         // SAFETY: the parts' slot ranges partition 0..total (the prefix over the
         // histograms), so the scatter initialised every slot below `total <= capacity`.
         unsafe { out.set_len(total) };
@@ -259,14 +335,69 @@ pub(crate) struct Spilled<'s> {
     /// Few keys: sorted here.
     small: Vec<[u32; 2]>,
     buckets: Option<Buckets>,
-    /// Bucket `b` (holding `[i, j]` pairs once scattered).
-    bks: Vec<&'s mut [[u32; 2]]>,
+    /// The buckets, once scattered.
+    bks: Kind<'s>,
+}
+
+/// How [`Spilled`]'s buckets hold their keys.
+enum Kind<'s> {
+    /// As pairs `[i, j]`.
+    Wide(Vec<&'s mut [[u32; 2]]>),
+    /// Packed in 32 bits ([`packed_bits`]).
+    Packed(Vec<Packed<'s>>),
+}
+
+/// Places buckets `0..nb` of lengths `len(b)` whole in the slices of `spare`, first fit;
+/// `None` for those no slice holds, and their total length.
+fn first_fit<T>(
+    nb: usize,
+    len: impl Fn(usize) -> usize,
+    spare: Vec<&mut [T]>,
+) -> (Vec<Option<&mut [T]>>, usize) {
+    let mut rem = spare;
+    let mut bks = Vec::with_capacity(nb);
+    let mut short = 0;
+    for b in 0..nb {
+        let l = len(b);
+        match rem.iter_mut().find(|r| r.len() >= l) {
+            Some(r) => {
+                let (head, tail) = std::mem::take(r).split_at_mut(l);
+                *r = tail;
+                bks.push(Some(head));
+            }
+            None => {
+                bks.push(None);
+                short += l;
+            }
+        }
+    }
+    (bks, short)
+}
+
+/// The buckets of [`first_fit`], those it left out carved in order from `rest`.
+fn fill_in<'s, T>(
+    bks: Vec<Option<&'s mut [T]>>,
+    len: impl Fn(usize) -> usize,
+    mut rest: &'s mut [T],
+) -> Vec<&'s mut [T]> {
+    bks.into_iter()
+        .enumerate()
+        .map(|(b, s)| {
+            s.unwrap_or_else(|| {
+                let (head, tail) = std::mem::take(&mut rest).split_at_mut(len(b));
+                rest = tail;
+                head
+            })
+        })
+        .collect()
 }
 
 impl<'s> Spilled<'s> {
     /// Scatters the keys of `parts` (lists of key slot slices, as for [`finish_into`]) into
     /// `spare`, whole buckets first fit, and the buckets no spare slice holds into `extra`
-    /// (grown if short, never shrunk or cleared: a kept buffer is not zeroed anew).
+    /// (grown if short, never shrunk or cleared: a kept buffer is not zeroed anew). Where
+    /// the slots are fewer than the keys, up to 2^21 boxes, the keys wait packed in 32
+    /// bits ([`packed_bits`]): the room is twice the slots.
     pub(crate) fn scatter(
         parts: &[Vec<&[[u32; 2]]>],
         n_ids: usize,
@@ -278,49 +409,49 @@ impl<'s> Spilled<'s> {
             let mut small: Vec<[u32; 2]> =
                 parts.iter().flatten().flat_map(|p| p.iter()).map(|&s| split(unslot(s))).collect();
             small.sort_unstable();
-            return Self { small, buckets: None, bks: Vec::new() };
+            return Self { small, buckets: None, bks: Kind::Wide(Vec::new()) };
         }
         // Buckets small beside the spare slices: each slice wastes at most one bucket's
         // room (and first fit packs the rest). Not tiny: each part counts every bucket.
-        let bk = Buckets::count(parts, total, n_ids, (SPARE_FIT * spare.len()).min(total / 1024));
+        // Packed only where the pairs' slots would not hold the keys: unpacking costs a
+        // pass in cache.
+        let room: usize = spare.iter().map(|r| r.len()).sum();
+        let packed = packed_bits(n_ids).filter(|_| total > room);
+        let min = (SPARE_FIT * spare.len()).min(total / 1024).max(packed.map_or(0, packed_min_buckets));
+        let bk = Buckets::count(parts, total, n_ids, min);
+        let wbits = bk.shift - 32;
         let nb = bk.starts.len() - 1;
-        let mut rem = spare;
-        let mut bks: Vec<Option<&'s mut [[u32; 2]]>> = Vec::with_capacity(nb);
-        let mut short = 0;
-        for b in 0..nb {
-            let len = bk.len(b);
-            match rem.iter_mut().find(|r| r.len() >= len) {
-                Some(r) => {
-                    let (head, tail) = std::mem::take(r).split_at_mut(len);
-                    *r = tail;
-                    bks.push(Some(head));
+        let len = |b: usize| bk.len(b);
+        let bks = match packed.filter(|&j| wbits + j <= 32) {
+            Some(jbits) => {
+                let spare: Vec<&'s mut [u32]> = spare.into_iter().map(bytemuck::cast_slice_mut).collect();
+                let (fit, short) = first_fit(nb, len, spare);
+                let need = short.div_ceil(2);
+                if extra.len() < need {
+                    extra.resize(need, [0; 2]);
                 }
-                None => {
-                    bks.push(None);
-                    short += len;
-                }
+                let rest: &'s mut [u32] = bytemuck::cast_slice_mut(&mut extra[..need]);
+                let mut bks = fill_in(fit, len, &mut rest[..short]);
+                let base: Vec<SendPtr<u32>> = bks.iter_mut().map(|s| SendPtr(s.as_mut_ptr())).collect();
+                let wmask = low_bits(wbits);
+                // SAFETY: bucket b's slice has bk.len(b) slots and the slices are disjoint
+                // (carved from disjoint borrows); it is not read through `bks` until the
+                // scatter is done.
+                unsafe { bk.scatter(parts, &base, move |k| ((k >> 32) as u32 & wmask) << jbits | k as u32) };
+                Kind::Packed(bks.into_iter().map(|keys| Packed { keys, jbits }).collect())
             }
-        }
-        if extra.len() < short {
-            extra.resize(short, [0; 2]);
-        }
-        let mut rest = &mut extra[..short];
-        let bks: Vec<&'s mut [[u32; 2]]> = bks
-            .into_iter()
-            .enumerate()
-            .map(|(b, s)| {
-                s.unwrap_or_else(|| {
-                    let (head, tail) = std::mem::take(&mut rest).split_at_mut(bk.len(b));
-                    rest = tail;
-                    head
-                })
-            })
-            .collect();
-        let mut bks = bks;
-        let base: Vec<SendPtr> = bks.iter_mut().map(|s| SendPtr(s.as_mut_ptr())).collect();
-        // SAFETY: bucket b's slice has bk.len(b) slots and the slices are disjoint (carved
-        // from disjoint borrows); it is not read through `bks` until the scatter is done.
-        unsafe { bk.scatter(parts, &base) };
+            None => {
+                let (fit, short) = first_fit(nb, len, spare);
+                if extra.len() < short {
+                    extra.resize(short, [0; 2]);
+                }
+                let mut bks = fill_in(fit, len, &mut extra[..short]);
+                let base: Vec<SendPtr<[u32; 2]>> = bks.iter_mut().map(|s| SendPtr(s.as_mut_ptr())).collect();
+                // SAFETY: as above.
+                unsafe { bk.scatter(parts, &base, split) };
+                Kind::Wide(bks)
+            }
+        };
         Self { small: Vec::new(), buckets: Some(bk), bks }
     }
 
@@ -337,14 +468,18 @@ impl<'s> Spilled<'s> {
                     *out = Vec::new();
                     out.reserve_exact(total);
                 }
-                let mut dst = Vec::with_capacity(self.bks.len());
+                let nb = bk.starts.len() - 1;
+                let mut dst = Vec::with_capacity(nb);
                 let mut rest = &mut out.spare_capacity_mut()[..total];
-                for b in 0..self.bks.len() {
+                for b in 0..nb {
                     let (head, tail) = std::mem::take(&mut rest).split_at_mut(bk.len(b));
                     dst.push(head);
                     rest = tail;
                 }
-                bk.sort(self.bks, dst);
+                match self.bks {
+                    Kind::Wide(bks) => bk.sort(bks, dst),
+                    Kind::Packed(bks) => bk.sort(bks, dst),
+                }
                 // SAFETY: the buckets' destinations partition out[..total], and `sort`
                 // wrote every pair of every bucket there.
                 unsafe { out.set_len(total) };
@@ -505,12 +640,17 @@ fn sort_sparse(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hi
 }
 
 /// A raw pointer for the disjoint parallel scatter.
-#[derive(Clone, Copy)]
-struct SendPtr(*mut [u32; 2]);
+struct SendPtr<T>(*mut T);
+impl<T> Clone for SendPtr<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for SendPtr<T> {}
 // SAFETY: only used to write disjoint slots from different tasks (see finish_into).
-unsafe impl Send for SendPtr {}
+unsafe impl<T> Send for SendPtr<T> {}
 // SAFETY: as above.
-unsafe impl Sync for SendPtr {}
+unsafe impl<T> Sync for SendPtr<T> {}
 
 /// INVARIANT check: pairs strictly increasing (sorted, unique) and `i < j` in every pair.
 pub(crate) fn validate(pairs: &[[u32; 2]]) -> bool {
@@ -597,7 +737,9 @@ mod tests {
                 let mut got = vec![[9, 9]; 11];
                 Spilled::scatter(&groups, n as usize, spare, &mut extra).write(&mut got);
                 assert_eq!(got, want, "spilled: n={n} fans={fans} len={len} pieces={pieces}");
-                assert!(extra.len() + lent_len >= total && (pieces > 0 || extra.len() >= total));
+                // Keys packed in 32 bits take half a slot.
+                let f = if packed_bits(n as usize).is_some() && total > lent_len { 2 } else { 1 };
+                assert!(f * (extra.len() + lent_len) >= total && (pieces > 0 || f * extra.len() >= total));
             }
             assert_eq!(finish(parts, n as usize), want, "n={n} fans={fans} len={len}");
         }

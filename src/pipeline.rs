@@ -240,7 +240,9 @@ fn run<const D: usize, T: Entry>(
 
     // The keys wait in the scratch and the output; they are sorted in the rows and the
     // entries, idle now. If those lack room, the scratch's keys join the others in the
-    // output and the scratch is lent too; what all these lack is allocated (and kept).
+    // output and the scratch is lent too; if all these lack room, the keys wait there
+    // packed in 32 bits (up to 2^21 boxes, `pairs::packed_bits`), and what they still
+    // lack is allocated (and kept).
     let t = Instant::now();
     let in_pool: usize = used.iter().map(|u| u.1).sum();
     let mut spare = cols.spare_rows();

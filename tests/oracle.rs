@@ -728,6 +728,23 @@ fn interleaved_clumps() {
     interleaved_clumps_for::<3>(0xC3);
 }
 
+/// A dense scene stays within the working memory a box may take: with ten copies of every
+/// box (14 pairs a box) the level model's own choice was 3.8 columns a box at 10k 3D boxes,
+/// 186 bytes a box of rows, keys and scratch (49 bytes a column); the plan is made again,
+/// coarser, under 120 bytes a box (2.45 columns). The pairs stay exact.
+#[test]
+fn dense_scenes_plan_within_the_memory_cap() {
+    let boxes = broadphase::scene::copies::<3>(10_000, 0xD3);
+    let config = Config { method: Method::Cells, ..Config::default() };
+    let mut bp = Broadphase::new(config).unwrap();
+    let mut got = Vec::new();
+    bp.find_pairs(&boxes, &mut got).unwrap();
+    let per_box = bp.stats().cells as f64 / boxes.len() as f64;
+    assert!(per_box <= 120.0 / 49.0, "{per_box} columns a box");
+    assert!(got.len() > 10 * boxes.len(), "{} pairs", got.len());
+    assert!(got == brute(&boxes, 0.0), "pairs differ from brute force");
+}
+
 /// `Method::Auto` sweeps a sparse scene whole only while that is the faster way: the
 /// bound on a sweep's tests a box falls with the number of boxes (a large sparse scene is
 /// faster in the columns) and is lower in 3D, unless the boxes' sizes spread widely (many
@@ -1201,10 +1218,10 @@ fn bounds_never_change_results() {
 /// The shapes of real scenes: a triangulated height field (a flat world, triangles sharing
 /// vertices exactly) and a tiled level (exactly touching tiles, exact duplicates, rooms),
 /// with ids in grid order, as a mesh or a map gives them; a scene of one dimension less
-/// laid out on a plane (no thickness); four worlds far apart.
+/// laid out on a plane (no thickness); four worlds far apart; ten copies of every box.
 fn real_shapes_for<const D: usize>(seed: u64) {
     for n in [700usize, 2500] {
-        for name in ["terrain", "tiles", "flat", "levels"] {
+        for name in ["terrain", "tiles", "flat", "levels", "copies"] {
             let boxes = broadphase::scene::by_name::<D>(name, n, seed).unwrap();
             let label = format!("{name} D = {D} n = {n} seed = {seed:#x}");
             assert!(!brute(&boxes, 0.0).is_empty(), "{label}: scene should have pairs");
