@@ -745,6 +745,23 @@ mod tests {
         }
     }
 
+    /// Keys pack in 32 bits up to 2^21 boxes: with the fewest buckets packing asks for, a
+    /// bucket's first indices and a partner index fit side by side, to the last bit,
+    /// whatever the pair count (and whatever `IDS_PER_BUCKET` asks for besides).
+    #[test]
+    fn packed_keys_fit_in_32_bits() {
+        for n in [2usize, 3, 1000, 1 << 16, (1 << 16) + 1, 300_000, 1 << 20, (1 << 21) - 1, 1 << 21] {
+            let jbits = packed_bits(n).expect("packable");
+            assert!(n - 1 <= low_bits(jbits) as usize, "n={n}");
+            for total in [0, 5000, 1 << 24] {
+                let bk = Buckets::count(&[], total, n, packed_min_buckets(jbits));
+                assert!(bk.shift - 32 + jbits <= 32, "n={n} total={total}: {} + {jbits} bits", bk.shift - 32);
+            }
+        }
+        assert_eq!(packed_bits((1 << 21) + 1), None);
+        assert_eq!(packed_bits(5_000_000), None);
+    }
+
     /// A bucket whose widest partner offset is a power of two (the key width's edge), one
     /// whose partners are all near (one digit), and one whose first index is constant.
     #[test]
