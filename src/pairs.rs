@@ -188,10 +188,10 @@ impl Buckets {
             crate::isa::fast(
                 #[inline(always)]
                 || {
-                    let (mut tmp, mut hist, mut wide) = (Vec::new(), Vec::new(), Vec::new());
+                    let (mut tmp, mut hist, mut tmp32) = (Vec::new(), Vec::new(), Vec::new());
                     for (k, (bk, to)) in group.into_iter().enumerate() {
                         let i0 = ((g0 + k) as u64 * w as u64) as u32;
-                        bk.sort_into(i0, w, (&mut tmp, &mut hist, &mut wide), to);
+                        bk.sort_into(i0, w, (&mut tmp, &mut hist, &mut tmp32), to);
                     }
                 },
             )
@@ -199,9 +199,9 @@ impl Buckets {
     }
 }
 
-/// Per-task scratch of the bucket sorts: the radix sort's other buffer and counters, and
-/// a packed bucket's pairs, unpacked.
-type Scratch<'a> = (&'a mut Vec<[u32; 2]>, &'a mut Vec<u32>, &'a mut Vec<[u32; 2]>);
+/// Per-task scratch of the bucket sorts: the radix sort's other buffer for pairs, its
+/// counters, and its other buffer for packed keys.
+type Scratch<'a> = (&'a mut Vec<[u32; 2]>, &'a mut Vec<u32>, &'a mut Vec<u32>);
 
 /// A bucket of the MSD pass, as it lies in memory: pairs `[i, j]`, or packed in a `u32`.
 trait Bucket: Send {
@@ -229,7 +229,7 @@ impl Bucket for &mut [[u32; 2]] {
 
     #[inline(always)]
     fn sort_into(self, i0: u32, w: u32, s: Scratch<'_>, to: Option<&mut [MaybeUninit<[u32; 2]>]>) {
-        sort_bucket(self, i0, w, s.0, s.1);
+        sort_bucket(self, i0, w, 0, s.0, s.1);
         if let Some(to) = to {
             copy_out(to, self);
         }
@@ -250,11 +250,12 @@ impl Bucket for Packed<'_> {
     #[inline(always)]
     fn sort_into(self, i0: u32, w: u32, s: Scratch<'_>, to: Option<&mut [MaybeUninit<[u32; 2]>]>) {
         let mask = low_bits(self.jbits);
-        let (tmp, hist, wide) = s;
-        wide.clear();
-        wide.extend(self.keys.iter().map(|&k| [i0 + (k >> self.jbits), k & mask]));
-        sort_bucket(wide, i0, w, tmp, hist);
-        copy_out(to.expect("a packed bucket is copied out"), wide);
+        let (_, hist, tmp) = s;
+        sort_bucket(self.keys, i0, w, self.jbits, tmp, hist);
+        let to = to.expect("a packed bucket is copied out");
+        for (d, &k) in to.iter_mut().zip(self.keys.iter()) {
+            d.write([i0 + (k >> self.jbits), k & mask]);
+        }
     }
 }
 
@@ -395,9 +396,9 @@ fn fill_in<'s, T>(
 impl<'s> Spilled<'s> {
     /// Scatters the keys of `parts` (lists of key slot slices, as for [`finish_into`]) into
     /// `spare`, whole buckets first fit, and the buckets no spare slice holds into `extra`
-    /// (grown if short, never shrunk or cleared: a kept buffer is not zeroed anew). Where
-    /// the slots are fewer than the keys, up to 2^21 boxes, the keys wait packed in 32
-    /// bits ([`packed_bits`]): the room is twice the slots.
+    /// (grown if short, never shrunk or cleared: a kept buffer is not zeroed anew). Up to
+    /// 2^21 boxes the keys wait packed in 32 bits ([`packed_bits`]): the room is twice the
+    /// slots, and the scatter and the bucket sorts move half the bytes.
     pub(crate) fn scatter(
         parts: &[Vec<&[[u32; 2]]>],
         n_ids: usize,
@@ -413,10 +414,7 @@ impl<'s> Spilled<'s> {
         }
         // Buckets small beside the spare slices: each slice wastes at most one bucket's
         // room (and first fit packs the rest). Not tiny: each part counts every bucket.
-        // Packed only where the pairs' slots would not hold the keys: unpacking costs a
-        // pass in cache.
-        let room: usize = spare.iter().map(|r| r.len()).sum();
-        let packed = packed_bits(n_ids).filter(|_| total > room);
+        let packed = packed_bits(n_ids);
         let min = (SPARE_FIT * spare.len()).min(total / 1024).max(packed.map_or(0, packed_min_buckets));
         let bk = Buckets::count(parts, total, n_ids, min);
         let wbits = bk.shift - 32;
@@ -489,6 +487,27 @@ impl<'s> Spilled<'s> {
     }
 }
 
+/// A pair as a bucket holds it: `[i, j]`, or packed in a `u32` (`(i - i0) << jbits | j`,
+/// see [`packed_bits`]). Either way the order of the values is the pairs' order.
+trait Slot: Copy + Ord + Default + Send {
+    /// The first index less the bucket's first `i0`, and the partner.
+    fn ij(self, i0: u32, jbits: u32) -> (u32, u32);
+}
+
+impl Slot for [u32; 2] {
+    #[inline(always)]
+    fn ij(self, i0: u32, _: u32) -> (u32, u32) {
+        (self[0] - i0, self[1])
+    }
+}
+
+impl Slot for u32 {
+    #[inline(always)]
+    fn ij(self, _: u32, jbits: u32) -> (u32, u32) {
+        (self >> jbits, self & low_bits(jbits))
+    }
+}
+
 /// The widest digit of [`sort_bucket`]: 2^11 four-byte counters stay in L1.
 const BUCKET_DIGIT: u32 = 11;
 
@@ -498,7 +517,7 @@ const BUCKET_DIGIT: u32 = 11;
 /// `tmp` as the other buffer and `hist` for the counts. One pass counts every digit; a
 /// digit that is the same for every pair moves nothing.
 #[inline(always)]
-fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hist: &mut Vec<u32>) {
+fn sort_bucket<T: Slot>(bk: &mut [T], i0: u32, w: u32, jbits: u32, tmp: &mut Vec<T>, hist: &mut Vec<u32>) {
     let bits = |v: u32| u32::BITS - v.saturating_sub(1).leading_zeros();
     // The partners' spread, not the bound: in a spatially ordered input (a terrain) the
     // partners are near, and the key is shorter.
@@ -506,10 +525,11 @@ fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hi
     // one before, with the same first index.
     let (mut j_max, mut descents) = (i0, 0usize);
     for q in bk.windows(2) {
-        j_max = j_max.max(q[1][1]);
-        descents += (q[0][0] == q[1][0] && q[1][1] < q[0][1]) as usize;
+        let ((a, ja), (b, jb)) = (q[0].ij(i0, jbits), q[1].ij(i0, jbits));
+        j_max = j_max.max(jb);
+        descents += (a == b && jb < ja) as usize;
     }
-    j_max = j_max.max(bk.first().map_or(i0, |p| p[1]));
+    j_max = j_max.max(bk.first().map_or(i0, |p| p.ij(i0, jbits).1));
     let jb = bits(j_max - i0 + 1);
     let width = jb + bits(w);
     // Few partners an index, or partners found nearly in order (a spatially ordered input:
@@ -519,7 +539,7 @@ fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hi
     // `sort_unstable`: at 1M uniform boxes (0.7-0.9 pairs an index, 2,800-3,400 pairs a
     // bucket) the bucket sorts took 15-18 ms, now 7.3-7.9 (2D) and 9.1-13.7 (3D), 1 thread.
     if (bk.len() < SPARSE * w as usize || descents * ORDERED < bk.len()) && bk.len() * 4 >= w as usize {
-        return sort_sparse(bk, i0, w, tmp, hist);
+        return sort_sparse(bk, i0, w, jbits, tmp, hist);
     }
     // (shift, width) of each digit of the key, least significant first. PERF: digits cut
     // from the two fields apart took four passes where three do: 3D terrain 1M (13 + 12
@@ -556,8 +576,11 @@ fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hi
         bk.sort_unstable();
         return;
     }
-    let key = |p: &[u32; 2]| ((p[0] - i0) as u64) << jb | (p[1] - i0) as u64;
-    let digit = |p: &[u32; 2], (shift, d): (u32, u32)| (key(p) >> shift) as usize & ((1 << d) - 1);
+    let key = |p: &T| {
+        let (di, j) = p.ij(i0, jbits);
+        (di as u64) << jb | (j - i0) as u64
+    };
+    let digit = |p: &T, (shift, d): (u32, u32)| (key(p) >> shift) as usize & ((1 << d) - 1);
     hist.clear();
     hist.resize(total, 0);
     for p in bk.iter() {
@@ -567,7 +590,7 @@ fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hi
         }
     }
     tmp.clear();
-    tmp.resize(bk.len(), [0; 2]);
+    tmp.resize(bk.len(), T::default());
     let mut in_bk = true;
     for (k, &dg) in digits.iter().enumerate() {
         let h = &mut hist[offs[k]..offs[k] + (1 << dg.1)];
@@ -578,7 +601,7 @@ fn sort_bucket(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hi
         for c in h.iter_mut() {
             (*c, sum) = (sum, sum + *c);
         }
-        let (src, dst): (&[[u32; 2]], &mut [[u32; 2]]) = if in_bk { (bk, tmp) } else { (tmp, bk) };
+        let (src, dst): (&[T], &mut [T]) = if in_bk { (bk, tmp) } else { (tmp, bk) };
         for p in src.iter() {
             let up = &mut h[digit(p, dg)];
             dst[*up as usize] = *p;
@@ -607,13 +630,13 @@ const ORDERED: usize = 4;
 /// Sorts a bucket whose first indices have few partners each, or whose partners are nearly
 /// in order: a counting sort by the first index, then each index's partners by a
 /// comparison sort (an insertion sort for few: cheap when they are nearly in order).
-fn sort_sparse(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hist: &mut Vec<u32>) {
+fn sort_sparse<T: Slot>(bk: &mut [T], i0: u32, w: u32, jbits: u32, tmp: &mut Vec<T>, hist: &mut Vec<u32>) {
     let w = w as usize;
     hist.clear();
     hist.resize(2 * (w + 1), 0);
     let (count, at) = hist.split_at_mut(w + 1);
     for p in bk.iter() {
-        count[(p[0] - i0) as usize + 1] += 1;
+        count[p.ij(i0, jbits).0 as usize + 1] += 1;
     }
     // PERF: the running sum in a register; `count[i + 1] += count[i]` carried it through
     // memory, a store-to-load forward an index (perf at 1M uniform 2D boxes: 8.4% of the
@@ -627,14 +650,14 @@ fn sort_sparse(bk: &mut [[u32; 2]], i0: u32, w: u32, tmp: &mut Vec<[u32; 2]>, hi
     tmp.extend_from_slice(bk);
     at.copy_from_slice(count);
     for &p in tmp.iter() {
-        let slot = &mut at[(p[0] - i0) as usize];
+        let slot = &mut at[p.ij(i0, jbits).0 as usize];
         bk[*slot as usize] = p;
         *slot += 1;
     }
     for i in 0..w {
         let run = &mut bk[count[i] as usize..count[i + 1] as usize];
         if run.len() > 1 {
-            run.sort_unstable_by_key(|p| p[1]);
+            run.sort_unstable_by_key(|p| p.ij(i0, jbits).1);
         }
     }
 }
@@ -738,7 +761,7 @@ mod tests {
                 Spilled::scatter(&groups, n as usize, spare, &mut extra).write(&mut got);
                 assert_eq!(got, want, "spilled: n={n} fans={fans} len={len} pieces={pieces}");
                 // Keys packed in 32 bits take half a slot.
-                let f = if packed_bits(n as usize).is_some() && total > lent_len { 2 } else { 1 };
+                let f = if packed_bits(n as usize).is_some() { 2 } else { 1 };
                 assert!(f * (extra.len() + lent_len) >= total && (pieces > 0 || f * extra.len() >= total));
             }
             assert_eq!(finish(parts, n as usize), want, "n={n} fans={fans} len={len}");
@@ -764,11 +787,27 @@ mod tests {
 
     /// A bucket whose widest partner offset is a power of two (the key width's edge), one
     /// whose partners are all near (one digit), and one whose first index is constant.
+    /// Sorts `bk` (first indices `i0..i0 + w`) as pairs and, where the indices fit, packed in
+    /// 32 bits, and checks both against `want`.
+    fn sort_both(bk: &[[u32; 2]], i0: u32, w: u32, want: &[[u32; 2]], what: &str) {
+        let (mut tmp, mut hist, mut tmp32) = (Vec::new(), Vec::new(), Vec::new());
+        let mut wide = bk.to_vec();
+        sort_bucket(&mut wide, i0, w, 0, &mut tmp, &mut hist);
+        assert_eq!(wide, want, "{what}: pairs");
+        let jbits = 32 - bk.iter().map(|p| p[1]).max().unwrap_or(0).leading_zeros();
+        if 32 - (w - 1).leading_zeros() + jbits > 32 {
+            return;
+        }
+        let mut packed: Vec<u32> = bk.iter().map(|p| (p[0] - i0) << jbits | p[1]).collect();
+        sort_bucket(&mut packed, i0, w, jbits, &mut tmp32, &mut hist);
+        let back: Vec<[u32; 2]> = packed.iter().map(|&k| [i0 + (k >> jbits), k & low_bits(jbits)]).collect();
+        assert_eq!(back, want, "{what}: packed");
+    }
+
     #[test]
     fn sort_bucket_edges() {
         let mut r = crate::scene::Rng::new(5);
         let (i0, w) = (1000u32, 16u32);
-        let (mut tmp, mut hist) = (Vec::new(), Vec::new());
         for &(reach, firsts) in &[(4096u32, 16u32), (100, 16), (5000, 1)] {
             let mut bk: Vec<[u32; 2]> = (0..6000)
                 .map(|_| {
@@ -782,8 +821,7 @@ mod tests {
             bk.sort_by_key(|p| p[0]);
             let mut want = bk.clone();
             want.sort_unstable();
-            sort_bucket(&mut bk, i0, w, &mut tmp, &mut hist);
-            assert_eq!(bk, want, "reach {reach}");
+            sort_both(&bk, i0, w, &want, &format!("reach {reach}"));
         }
         // Buckets of fewer pairs than the fewest radix digits' counters, with partners at
         // random: at least a quarter of a pair an index (the counting sort), and fewer
@@ -803,8 +841,7 @@ mod tests {
             for k in (1..bk.len()).rev() {
                 bk.swap(k, r.below(k + 1));
             }
-            sort_bucket(&mut bk, i0, w, &mut tmp, &mut hist);
-            assert_eq!(bk, want, "len {len}");
+            sort_both(&bk, i0, w, &want, &format!("len {len}"));
         }
         // Six partners an index in random order and a 22-bit key: two 11-bit digits would
         // be 4,096 counters for 3,000 pairs, so three narrower ones (a bucket of 10k
@@ -822,7 +859,6 @@ mod tests {
         for k in (1..bk.len()).rev() {
             bk.swap(k, r.below(k + 1));
         }
-        sort_bucket(&mut bk, i0, w, &mut tmp, &mut hist);
-        assert_eq!(bk, want, "22-bit key");
+        sort_both(&bk, i0, w, &want, "22-bit key");
     }
 }

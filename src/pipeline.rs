@@ -240,14 +240,14 @@ fn run<const D: usize, T: Entry>(
 
     // The keys wait in the scratch and the output; they are sorted in the rows and the
     // entries, idle now. If those lack room, the scratch's keys join the others in the
-    // output and the scratch is lent too; if all these lack room, the keys wait there
-    // packed in 32 bits (up to 2^21 boxes, `pairs::packed_bits`), and what they still
-    // lack is allocated (and kept).
+    // output and the scratch is lent too; what all these lack is allocated (and kept).
     let t = Instant::now();
     let in_pool: usize = used.iter().map(|u| u.1).sum();
     let mut spare = cols.spare_rows();
     spare.push(bytemuck::cast_slice_mut(&mut entries[..]));
-    let room: usize = spare.iter().map(|s| s.len()).sum();
+    // Keys packed in 32 bits (up to 2^21 boxes, `pairs::packed_bits`) take half a slot.
+    let packed = 1 + crate::pairs::packed_bits(boxes.len()).is_some() as usize;
+    let room: usize = packed * spare.iter().map(|s| s.len()).sum::<usize>();
     let pool: &mut [[u32; 2]] = bytemuck::cast_slice_mut(&mut scratch[..]);
     let pool = if out.len() + in_pool > room {
         crate::columns::grow(out, in_pool);
