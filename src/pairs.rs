@@ -252,8 +252,8 @@ impl Bucket for Packed<'_> {
         let mask = low_bits(self.jbits);
         let (_, hist, tmp) = s;
         sort_bucket(self.keys, i0, w, self.jbits, tmp, hist);
-        let to = to.expect("a packed bucket is copied out");
-        for (d, &k) in to.iter_mut().zip(self.keys.iter()) {
+        debug_assert!(to.is_some(), "a packed bucket is copied out");
+        for (d, &k) in to.into_iter().flatten().zip(self.keys.iter()) {
             d.write([i0 + (k >> self.jbits), k & mask]);
         }
     }
