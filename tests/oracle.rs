@@ -1027,6 +1027,43 @@ fn big_box_over_many_small() {
     big_box_over_many_small_for::<3>(13);
 }
 
+/// Boxes of sides 1 to 32 (powers of two, so they take different column levels) at
+/// integer coordinates: many touch exactly, along the sweep axis too, across levels. A
+/// coarse run's window for a finer range box must start at the first run box whose upper
+/// bound reaches the range box's lower bound, ties included.
+fn touching_across_levels_for<const D: usize>(seed: u64, n: usize) {
+    let mut rng = Rng::new(seed);
+    let side = 4 * (n as f64).powf(1.0 / D as f64) as u64 + 8;
+    let boxes: Vec<Aabb<D>> = (0..n)
+        .map(|_| {
+            let s = (1u64 << rng.below(6)) as f32;
+            let mut min = [0.0; D];
+            let mut max = [0.0; D];
+            for k in 0..D {
+                min[k] = rng.below(side) as f32;
+                // Long along one axis now and then, so runs hold boxes of many lengths.
+                max[k] = min[k] + if rng.chance(0.1) { 4.0 * s } else { s };
+            }
+            Aabb::new(min, max)
+        })
+        .collect();
+    let want = brute(&boxes, 0.0);
+    assert!(want.len() > n, "a dense scene: {} pairs", want.len());
+    for method in [Method::Cells, Method::Auto] {
+        let c = Config { method, ..Config::default() };
+        assert_eq!(got(&boxes, &c), want, "{D}D seed {seed} {method:?}");
+    }
+    check_scene(&format!("touching_across_levels D = {D} seed {seed}"), &boxes, &[1.0, -0.5]);
+}
+
+#[test]
+fn touching_across_levels() {
+    for seed in 0..3 {
+        touching_across_levels_for::<2>(seed, 3000);
+        touching_across_levels_for::<3>(seed, 3000);
+    }
+}
+
 fn dense_clump_for<const D: usize>(seed: u64) {
     let mut rng = Rng::new(seed);
     // 1000 boxes within [0, 1.2e-3]^D, sizes up to 2e-4: some overlap, most do not.
