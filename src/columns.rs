@@ -25,8 +25,9 @@
 //!   bounds), so a big box over many small ones costs `O(r log m)`, not `O(r m)`.
 //! - Unique pairs without a dedup: see [`Layout::owns`]. A pair sharing several columns is
 //!   reported only from the entry pair whose finer column holds the reference point
-//!   `p = max(qlo(A), qlo(B))` on the column axes. In a range the rule is a box test on
-//!   the run box's corner, folded into the SIMD test's mask ([`Layout::owner_box`]).
+//!   `p = max(qlo(A), qlo(B))` on the column axes. In a range a box is tested from one
+//!   of its entries only ([`Layout::represents`]), and the pair is reported from the run's
+//!   column holding `p`: the run's own rule on first-column flags, a SIMD lane mask.
 //! - Parallel: every pass is a rayon map over fixed chunks; the sweep cuts the entries at
 //!   run boundaries by position. The output and the counts do not depend on the thread count.
 
@@ -36,7 +37,7 @@ use crate::radix_sort::RadixKey;
 use crate::{Aabb, Config};
 use rayon::prelude::*;
 use std::sync::Mutex;
-use wide::{f32x8, i32x8};
+use wide::f32x8;
 
 /// Boxes per parallel work item.
 const CHUNK: usize = 4096;
@@ -198,52 +199,14 @@ impl Layout {
 }
 
 impl Layout {
-    /// [`Self::owns`] as a box over the other box's corner: `e` owns its pair with a box
-    /// whose quantised lower corner on column axis `k` is `q_k` iff
-    /// `lb_k <= biased(q_k) <= ub_k` for every `k < c`. On axis `k` the column of `e`
-    /// spans `[lo_k, lo_k + 2^level)`; the corner must lie in it (`e` not its box's first
-    /// column on `k`) or at most at its end (first column).
+    /// Is range entry `e` its box's one entry in the column of a run whose start is
+    /// `run_start` (a column at a coarser level, nesting `e`'s)? On every column axis `e`
+    /// is its box's first column, or its column starts where the run's does. A box nested
+    /// in a coarse column has one such entry there, whatever its columns inside it.
     #[inline(always)]
-    pub fn owner_box<T: Entry>(&self, e: T) -> ([i32; 2], [i32; 2]) {
-        let level = self.level(e);
-        let start = self.start(e);
-        let at = match self.c {
-            2 => [compact_even(start), compact_even(start >> 1)],
-            1 => [start as u32, 0],
-            _ => [0, 0],
-        };
-        let first = self.first(e);
-        let (mut lb, mut ub) = ([i32::MIN; 2], [i32::MAX; 2]);
-        for k in 0..self.c as usize {
-            // `start` is the column's lowest grid point over 2^l_min (its low bits zero).
-            let lo = (at[k] as u64) << self.l_min;
-            let hi = lo + (1u64 << level) - 1;
-            if first >> k & 1 == 0 {
-                lb[k] = biased(lo as u32);
-            }
-            ub[k] = biased(hi.min(u32::MAX as u64) as u32);
-        }
-        (lb, ub)
+    pub fn represents<T: Entry>(&self, e: T, run_start: u64) -> bool {
+        (self.start(e) ^ run_start) & !FIRST_AXES[self.c as usize][self.first(e) as usize & 3] == 0
     }
-}
-
-/// `v` as an `i32` of the same order (signed SIMD compares stand in for unsigned ones).
-#[inline(always)]
-fn biased(v: u32) -> i32 {
-    (v ^ 0x8000_0000) as i32
-}
-
-/// The even bits of `x` packed together (the inverse of spreading a coordinate every
-/// second bit): one axis of a 2D Morton code.
-#[inline(always)]
-fn compact_even(x: u64) -> u32 {
-    let mut x = x & 0x5555_5555_5555_5555;
-    x = (x | x >> 1) & 0x3333_3333_3333_3333;
-    x = (x | x >> 2) & 0x0f0f_0f0f_0f0f_0f0f;
-    x = (x | x >> 4) & 0x00ff_00ff_00ff_00ff;
-    x = (x | x >> 8) & 0x0000_ffff_0000_ffff;
-    x = (x | x >> 16) & 0x0000_0000_ffff_ffff;
-    x as u32
 }
 
 /// Bits of column axis `k` in a `c`-dimensional Morton code (`c` is 1 or 2).
@@ -755,10 +718,9 @@ impl<const D: usize> Columns<D> {
     }
 
     /// The run rows `a..b` whose boxes overlap `bx`, as SIMD lanes, when there are at most
-    /// eight of them; `None` when there are more. `corner` holds the run's quantised lower
-    /// corners on the column axes, indexed from `a` (see `Walker::range`).
+    /// eight of them; `None` when there are more.
     #[inline(always)]
-    fn lanes_meeting(&self, a: usize, b: usize, bx: &Aabb<D>, corner: &[Vec<i32>; 2]) -> Option<Lanes<D>> {
+    fn lanes_meeting(&self, a: usize, b: usize, bx: &Aabb<D>) -> Option<Lanes<D>> {
         let mut lanes = Lanes::<D>::empty();
         let mut put = |x: usize| {
             if lanes.len == 8 {
@@ -769,9 +731,7 @@ impl<const D: usize> Columns<D> {
                 lanes.lo[k][i] = self.lo[k][x];
                 lanes.hi[k][i] = self.hi[k][x];
             }
-            for (k, ck) in corner.iter().enumerate().take(self.layout.c as usize) {
-                lanes.corner[k][i] = ck[x - a];
-            }
+            lanes.fst[i] = self.fst[x];
             lanes.row[i] = x as u32;
             lanes.len += 1;
             true
@@ -1168,7 +1128,6 @@ impl<const D: usize> Columns<D> {
                     refine,
                     out: Sink::new(share, spill),
                     uniq: Vec::new(),
-                    corner: [Vec::new(), Vec::new()],
                     ends: Vec::new(),
                     counts: SweepCounts::default(),
                 };
@@ -1283,8 +1242,8 @@ impl<'a> Sink<'a> {
 struct Lanes<const D: usize> {
     lo: [[f32; 8]; D],
     hi: [[f32; 8]; D],
-    /// The boxes' quantised lower corners on the column axes ([`biased`]).
-    corner: [[i32; 8]; 2],
+    /// The boxes' first-column flags ([`Layout::first`]).
+    fst: [u8; 8],
     /// Their rows.
     row: [u32; 8],
     len: usize,
@@ -1295,20 +1254,23 @@ impl<const D: usize> Lanes<D> {
         Self {
             lo: [[f32::INFINITY; 8]; D],
             hi: [[f32::NEG_INFINITY; 8]; D],
-            corner: [[0; 8]; 2],
+            fst: [0; 8],
             row: [0; 8],
             len: 0,
         }
     }
 
-    /// Tests range rows `y0..y1` against the lanes: the exact box test and the ownership
-    /// mask (as in `Walker::range`), one SIMD step a row. Returns the tests made.
+    /// Tests range rows `y0..y1` against the lanes: the rows that represent their boxes in
+    /// the run's column (`run_start`), the exact box test and the ownership mask (as in
+    /// `Walker::range`), one SIMD step a row. Returns the tests made.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn test<T: Entry>(
         &self,
         cols: &Columns<D>,
         e: &[T],
         lay: Layout,
+        run_start: u64,
         y0: usize,
         y1: usize,
         out: &mut Sink<'_>,
@@ -1318,10 +1280,22 @@ impl<const D: usize> Lanes<D> {
         }
         let lo = self.lo.map(f32x8::from);
         let hi = self.hi.map(f32x8::from);
-        let corner = self.corner.map(i32x8::from);
-        let c = lay.c as usize;
+        // The lanes that own their pair with a range row of first flags `fi`: those whose
+        // flags complete `fi` (see `Walker::range`).
+        let all = low_mask(lay.c) as u32;
+        let own: [u32; 4] = std::array::from_fn(|fi| {
+            (0..self.len)
+                .filter(|&l| (self.fst[l] as u32 | fi as u32) & all == all)
+                .fold(0, |m, l| m | 1 << l)
+        });
+        let mut tested = 0;
         for y in y0..y1 {
-            let mut m = 0xff;
+            let ey = e[y];
+            if !lay.represents(ey, run_start) {
+                continue;
+            }
+            tested += self.len;
+            let mut m = own[lay.first(ey) as usize & 3];
             for k in 0..D {
                 let ok =
                     lo[k].simd_le(f32x8::splat(cols.hi[k][y])) & f32x8::splat(cols.lo[k][y]).simd_le(hi[k]);
@@ -1330,12 +1304,6 @@ impl<const D: usize> Lanes<D> {
             if m == 0 {
                 continue;
             }
-            let ey = e[y];
-            let (lb, ub) = lay.owner_box(ey);
-            for k in 0..c {
-                m &= (corner[k].simd_ge(i32x8::splat(lb[k])) & corner[k].simd_le(i32x8::splat(ub[k])))
-                    .to_bitmask();
-            }
             let idy = lay.id(ey);
             while m != 0 {
                 let x = self.row[m.trailing_zeros() as usize] as usize;
@@ -1343,7 +1311,7 @@ impl<const D: usize> Lanes<D> {
                 m &= m - 1;
             }
         }
-        self.len * (y1 - y0)
+        tested
     }
 }
 
@@ -1357,8 +1325,6 @@ struct Walker<'a, const D: usize, T> {
     out: Sink<'a>,
     /// Distinct boxes of a range, `(id, row)` (RDC path).
     uniq: Vec<(u32, u32)>,
-    /// Per column axis, the run boxes' quantised lower corners, [`biased`] (range path).
-    corner: [Vec<i32>; 2],
     /// The run's running maximum of `qxhi` (range path).
     ends: Vec<f32>,
     counts: SweepCounts,
@@ -1505,24 +1471,19 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
             top = if h > top { h } else { top };
             top
         }));
-        // Ownership as a lane mask (see [`Layout::owns`]): the range entry `ey` owns its
-        // pair with run box `x` iff on every column axis `k` the column coordinate of `x`'s
-        // quantised lower corner at `ey`'s level is `ey`'s (`ey` not its box's first
-        // column on `k`) or at most `ey`'s (first column). That is a box test on the
-        // corner: `lb_k <= qlo_k(x) <= ub_k` ([`Layout::owner_box`]), tested with the
-        // exact one. PERF: on 1M varied 3D boxes 15M of the sweep's 26M exact hits were
-        // duplicates; rejected one by one after the hit, they cost a mispredicted branch
-        // each. As a mask the sweep took 370-404 ms instead of 462-470 (1 thread); 1M
-        // mixed went from 129-140 to 142-145 ms (more work per range row).
-        let c = lay.c as usize;
-        let mut corner = std::mem::take(&mut self.corner);
-        for (k, ck) in corner.iter_mut().enumerate().take(c) {
-            let axis = col_axes::<D>(cols.ax)[k];
-            ck.clear();
-            ck.extend((a..b).map(|x| biased(cols.quant.coord(axis, cols.lo[axis][x]))));
-            // Padding: the mask reads eight lanes from any row of the run.
-            ck.resize(b - a + 8, 0);
-        }
+        // A box nested in the run's column may have several entries there (its columns at
+        // its own level); only the one that starts at the run column's edge, or at its own
+        // first column, on every column axis stands for it ([`Layout::represents`]); the
+        // others are skipped. The pair of run box `x` and a range box is then reported from
+        // the run column holding the reference point `p = max(qlo(x), qlo(y))` at the run's
+        // level: on each column axis one of the two starts in this column, that is, one
+        // entry is its box's first column there, the run's own rule
+        // ([`Columns::first_mask`]). Every overlapping pair has `p` in one column of the run
+        // box's, and its range box an entry standing for it there: one report, no dedup.
+        // PERF: before, every entry of a range box was tested and the duplicates masked by a
+        // box test on the run box's corner (at the range entry's level): on 100k varied 3D
+        // boxes 2.53M exact hits for 1.15M pairs.
+        let run_start = lay.start(e[a]);
         let mut tested = 0;
         // The range is a sequence of runs, each sorted by `qx`: within one the window's
         // start only moves forward (a merge); a new one starts with a binary search.
@@ -1539,10 +1500,10 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
             let y1 = (y0 + RANGE_PIECE).min(r);
             if wait > 0 {
                 wait -= 1;
-            } else if let Some(lanes) = cols.lanes_meeting(a, b, &cols.bounds_of(y0, y1), &corner) {
+            } else if let Some(lanes) = cols.lanes_meeting(a, b, &cols.bounds_of(y0, y1)) {
                 misses = 0;
                 prev = f32::INFINITY;
-                tested += lanes.test(cols, e, lay, y0, y1, &mut self.out);
+                tested += lanes.test(cols, e, lay, run_start, y0, y1, &mut self.out);
                 y0 = y1;
                 continue;
             } else {
@@ -1550,6 +1511,10 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
                 wait = misses;
             }
             for y in y0..y1 {
+                let ey = e[y];
+                if !lay.represents(ey, run_start) {
+                    continue;
+                }
                 let by = cols.get(y);
                 let (qy, qh) = (cols.qx[y], cols.qxh[y]);
                 if qy < prev {
@@ -1558,18 +1523,8 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
                     from = gallop_to(&ends, from, qy);
                 }
                 prev = qy;
-                let ey = e[y];
-                let (lb, ub) = lay.owner_box(ey);
-                let (lbv, ubv) = (lb.map(i32x8::splat), ub.map(i32x8::splat));
-                let corner = &corner;
-                let pre = |j: usize| {
-                    let mut ok = 0xff;
-                    for k in 0..c {
-                        let v = i32x8::from(&corner[k][j - a..j - a + 8]);
-                        ok &= (v.simd_ge(lbv[k]) & v.simd_le(ubv[k])).to_bitmask();
-                    }
-                    ok
-                };
+                let fi = lay.first(ey);
+                let pre = |j: usize| cols.first_mask(j, fi);
                 let (idy, out) = (lay.id(ey), &mut self.out);
                 tested += cols.scan(&by, qh, a + from, b, pre, |x| {
                     out.push(crate::pairs::key(lay.id(e[x]), idy));
@@ -1577,7 +1532,6 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
             }
             y0 = y1;
         }
-        self.corner = corner;
         self.ends = ends;
         self.counts.candidates += tested;
         self.counts.exact_tests += tested;
@@ -1817,41 +1771,64 @@ mod tests {
         }
     }
 
+    /// [`Layout::represents`] against its definition on coordinates: a column at a fine
+    /// level nested in a coarser one, first flags at random; the entry represents its box
+    /// iff on every column axis it is the box's first column or starts at the coarse
+    /// column's edge.
     #[test]
-    fn owner_box_is_owns() {
+    fn represents_is_first_or_at_the_edge() {
         let mut r = crate::scene::Rng::new(3);
         for &(c, bits, l_min, l_max) in
-            &[(2u32, 21u32, 3u32, 9u32), (2, 21, 0, 21), (1, 32, 5, 32), (1, 32, 0, 2)]
+            &[(2u32, 21u32, 3u32, 9u32), (2, 21, 0, 21), (1, 32, 5, 32), (1, 32, 0, 2), (0, 32, 0, 4)]
         {
             let lvl_bits = u32::BITS - (l_max - l_min).leading_zeros();
-            let lay =
-                Layout { id_bits: 10, c, x_bits: 8, lvl_bits, key_bits: c * (bits - l_min), l_min, l_max };
+            let lay = Layout {
+                id_bits: 10,
+                c,
+                x_bits: 8,
+                lvl_bits,
+                key_bits: (c * (bits - l_min)).max(1),
+                l_min,
+                l_max,
+            };
             let top = (1u64 << bits) - 1;
+            let start_of = |col: [u32; 2], level: u32| {
+                col_code(c, col.map(|v| (v as u64).checked_shl(level).unwrap_or(0) as u32)) >> (c * l_min)
+            };
+            let mut seen = [0usize; 2];
             for _ in 0..20_000 {
-                let level = l_min + (r.next_u64() % (l_max - l_min + 1) as u64) as u32;
-                // A column at `level` near a random corner, and a corner in or near it.
-                let q: [u32; 2] = std::array::from_fn(|_| (r.next_u64() & top) as u32);
-                let col: [u32; 2] = q.map(|v| shr32(v, level));
-                let start =
-                    shl64(col_code(c, col.map(|v| (v as u64).checked_shl(level).unwrap_or(0) as u32)), 0)
-                        >> (c * l_min);
-                let first = (r.next_u64() & 3) as u32 & low_mask(c) as u32;
-                let e = lay.pack(start, level, 0, first, 1) as u64;
-                let near: [u32; 2] = std::array::from_fn(|k| {
-                    let d = (r.next_u64() % 5) as i64 - 2;
-                    let step = 1i64 << level.min(40);
-                    let v = q[k] as i64 + d * step + (r.next_u64() % 7) as i64 - 3;
-                    v.clamp(0, top as i64) as u32
+                let coarse = l_min + 1 + (r.next_u64() % (l_max - l_min) as u64) as u32;
+                let fine = l_min + (r.next_u64() % (coarse - l_min) as u64) as u32;
+                let q: [u32; 2] =
+                    std::array::from_fn(|k| if k < c as usize { (r.next_u64() & top) as u32 } else { 0 });
+                // The fine column at the coarse one's edge on some axes, at random elsewhere.
+                let edge = r.next_u64();
+                let fcol: [u32; 2] = std::array::from_fn(|k| {
+                    let v = if edge >> k & 1 == 1 {
+                        shr32(q[k], coarse) << (coarse - fine).min(31)
+                    } else {
+                        shr32(q[k], fine)
+                    };
+                    if k < c as usize {
+                        v
+                    } else {
+                        0
+                    }
                 });
-                let ma = col_code(c, near).checked_shr(c * l_min).unwrap_or(0);
-                let (lb, ub) = lay.owner_box(e);
-                let inside = (0..c as usize).all(|k| lb[k] <= biased(near[k]) && biased(near[k]) <= ub[k]);
+                let ccol = q.map(|v| shr32(v, coarse));
+                let first = (r.next_u64() & 3) as u32 & low_mask(c) as u32;
+                // As a u128 entry: the layouts of 21-bit levels take more than 64 bits.
+                let e = lay.pack(start_of(fcol, fine), fine, 0, first, 1);
+                let want = (0..c as usize)
+                    .all(|k| first >> k & 1 == 1 || (fcol[k] as u64) << fine == (ccol[k] as u64) << coarse);
+                seen[want as usize] += 1;
                 assert_eq!(
-                    lay.owns(e, ma),
-                    inside,
-                    "c={c} level={level} first={first} q={q:?} near={near:?}"
+                    lay.represents(e, start_of(ccol, coarse)),
+                    want,
+                    "c={c} coarse={coarse} fine={fine} first={first} fcol={fcol:?} ccol={ccol:?}"
                 );
             }
+            assert!(c == 0 || seen[0] > 1000 && seen[1] > 1000, "both answers: {seen:?}");
         }
     }
 
