@@ -24,8 +24,8 @@
 //!   run that can reach it along `ax` (a search in the run's running maximum of upper
 //!   bounds), so a big box over many small ones costs `O(r log m)`, not `O(r m)`.
 //! - Unique pairs without a dedup: see [`Layout::owns`]. A pair sharing several columns is
-//!   reported only from the entry pair whose finer column holds the reference point
-//!   `p = max(qlo(A), qlo(B))` on the column axes. In a range a box is tested from one
+//!   reported only from the column, at the coarser box's level, that holds the reference
+//!   point `p = max(qlo(A), qlo(B))` on the column axes. In a range a box is tested from one
 //!   of its entries only ([`Layout::represents`]), and the pair is reported from the run's
 //!   column holding `p`: the run's own rule on first-column flags, a SIMD lane mask.
 //! - Parallel: every pass is a rayon map over fixed chunks; the sweep cuts the entries at
@@ -1283,11 +1283,9 @@ impl<const D: usize> Lanes<D> {
         // The lanes that own their pair with a range row of first flags `fi`: those whose
         // flags complete `fi` (see `Walker::range`).
         let all = low_mask(lay.c) as u32;
-        let own: [u32; 4] = std::array::from_fn(|fi| {
-            (0..self.len)
-                .filter(|&l| (self.fst[l] as u32 | fi as u32) & all == all)
-                .fold(0, |m, l| m | 1 << l)
-        });
+        let fst = u64::from_le_bytes(self.fst);
+        let own: [u32; 4] =
+            std::array::from_fn(|fi| first_pairs(fst | (fi as u64 * 0x0101_0101_0101_0101), all));
         let mut tested = 0;
         for y in y0..y1 {
             let ey = e[y];

@@ -280,8 +280,8 @@ fn sort_packed(
     hist: &mut Vec<u32>,
 ) -> (u32, u32) {
     let n = keys.len();
-    if n < 4 * SPARSE_PACKED || n * 4 < w as usize {
-        // Few keys for many indices: counters of either kind would cost more.
+    if n < 8 || n * 4 < w as usize {
+        // Few keys, or few for many indices: counters of either kind would cost more.
         keys.sort_unstable();
         return (jbits, 0);
     }
@@ -349,8 +349,12 @@ fn lsd<const P: usize>(keys: &mut [u32], width: u32, tmp: &mut Vec<u32>, hist: &
             unsafe { *hist.get_unchecked_mut((q << BUCKET_DIGIT) + ((k >> s) & m) as usize) += 1 };
         }
     }
-    tmp.clear();
-    tmp.resize(n, 0);
+    // The other buffer: every slot is written before it is read, so a kept one is not
+    // cleared again.
+    if tmp.len() < n {
+        tmp.resize(n, 0);
+    }
+    let tmp = &mut tmp[..n];
     let mut in_keys = true;
     for (q, &(s, m)) in dg.iter().enumerate() {
         let h = &mut hist[q << BUCKET_DIGIT..(q << BUCKET_DIGIT) + m as usize + 1];
@@ -361,7 +365,7 @@ fn lsd<const P: usize>(keys: &mut [u32], width: u32, tmp: &mut Vec<u32>, hist: &
         for c in h.iter_mut() {
             (*c, sum) = (sum, sum + *c);
         }
-        let (src, dst): (&[u32], &mut [u32]) = if in_keys { (keys, tmp) } else { (tmp, keys) };
+        let (src, dst): (&[u32], &mut [u32]) = if in_keys { (keys, &mut *tmp) } else { (&*tmp, keys) };
         for &k in src.iter() {
             // SAFETY: the digit is at most `m` (h's last slot); `h` holds the prefix of
             // this digit's counts over the same keys (a pass permutes them), so each slot's
