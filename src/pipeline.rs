@@ -59,6 +59,9 @@ pub(crate) fn sweep_max_per_box<const D: usize>(n: usize, size_spread: f64) -> f
 }
 use std::time::Instant;
 
+/// Keys the output's pieces hold at the least when they go to the pair sort as parts.
+const PAIR_PIECE_MIN: usize = 8192;
+
 /// A reusable pair finder: owns the store, the cell buffers and the pair buffers.
 #[derive(Debug)]
 pub struct Broadphase<const D: usize> {
@@ -259,7 +262,9 @@ fn run<const D: usize, T: Entry>(
     } else {
         &*pool
     };
-    let piece = out.len().div_ceil(4 * rayon::current_num_threads()).max(1);
+    // Four parts a thread, none under `PAIR_PIECE_MIN` keys (each part counts and scatters
+    // into every bucket).
+    let piece = out.len().div_ceil(4 * rayon::current_num_threads()).max(PAIR_PIECE_MIN);
     let keys: Vec<Vec<&[[u32; 2]]>> = used
         .iter()
         .filter(|u| !pool.is_empty() && u.1 > 0)

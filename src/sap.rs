@@ -656,7 +656,9 @@ pub(crate) fn sweep_into<const D: usize>(
 ) -> usize {
     s.fill(boxes, margin, axis);
     let n = s.len();
-    let chunk = 4096;
+    // Four chunks a thread, of 512 to 4096 boxes: at 10k boxes, 4096 a chunk left 3 jobs
+    // for any number of threads.
+    let chunk = (n / (4 * rayon::current_num_threads())).clamp(512, 4096);
     let s = &*s;
     let (parts, tests): (Vec<Vec<u64>>, Vec<usize>) = (0..n.div_ceil(chunk))
         .into_par_iter()
