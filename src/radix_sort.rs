@@ -118,7 +118,8 @@ fn chunk_count(n: usize, digit: u32) -> usize {
 
 /// Sorts `data` by `bits` using `scratch` (same length) as the other buffer; returns true
 /// when the result ended in `scratch`. `chunks == 0` picks the chunk count from the pool
-/// and `n` ([`chunk_count`]); a given count is cut to one chunk per `2^digit` records.
+/// and `n`: sequential below 32k records, else up to four chunks a thread of at least 8
+/// records a bucket of the digit. A given count is cut to one chunk per `2^digit` records.
 pub fn sort_slices<T: RadixKey>(data: &mut [T], scratch: &mut [T], bits: Range<u32>, chunks: usize) -> bool {
     let n = data.len();
     assert_eq!(n, scratch.len(), "radix scratch must match the data length");
