@@ -25,8 +25,9 @@ const PAIRS_PER_BUCKET: usize = 32768;
 const IDS_PER_BUCKET: usize = 4096;
 /// Pairs a bucket holds at the least where buckets are added for the threads' sake (eight
 /// a thread): each costs every part a cursor and its sort a clear of its counters.
-/// PERF: 10k clustered 3D boxes (about 36k pairs) on 16 threads (2 cores) took 0.43 ms in
-/// the pair stage with 128 buckets and 64 sort jobs, 0.27 on 2 threads.
+/// PERF: 10k clustered 3D boxes (49,888 pairs) on 16 threads (2 cores) took 0.43-0.50
+/// ms in the pair stage with 128 buckets and 64 sort jobs, 0.27 on 2 threads; 0.34 with
+/// this bound and [`MIN_PAIRS_PER_JOB`].
 const MIN_PAIRS_PER_BUCKET: usize = 1024;
 /// Pairs a job of the bucket sorts holds at the least (where the buckets hold them).
 const MIN_PAIRS_PER_JOB: usize = 4096;
