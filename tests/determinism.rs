@@ -177,6 +177,41 @@ fn default_entry_point_and_errors_for_any_thread_count() {
     }
 }
 
+/// Scenes large enough for the parallel paths that small ones skip: the chunked radix sort
+/// of the entries (from 32k entries), pair sorts of many buckets and sort jobs, a sweep of
+/// many chunks. The same bytes for any pool, and the same pairs as the whole-scene sweep
+/// (an independent algorithm).
+#[test]
+fn large_scenes_same_for_any_thread_count() {
+    fn go<const D: usize>(name: &str, boxes: Vec<Aabb<D>>, pools: &[(usize, rayon::ThreadPool)]) {
+        let cells = Config::<D> { method: Method::Cells, ..Config::default() };
+        let mut baseline: Option<(Vec<[u32; 2]>, Stats)> = None;
+        for (t, pool) in pools {
+            let mut bp = Broadphase::new(cells).unwrap();
+            let mut out = Vec::new();
+            pool.install(|| bp.find_pairs(&boxes, &mut out)).unwrap();
+            let stats = bp.stats().clone();
+            assert!(stats.cells >= 1 << 15, "{name}: {} entries, too few for the parallel sort", stats.cells);
+            match &baseline {
+                None => {
+                    let want = broadphase::sap::find_pairs(&boxes, &Config::default()).unwrap();
+                    assert!(out == want, "{name}: cells vs sweep: {}", first_diff(&out, &want));
+                    assert!(out.len() > 4096, "{name}: {} pairs, too few for the bucket sorts", out.len());
+                    baseline = Some((out, stats));
+                }
+                Some((b, s)) => {
+                    assert!(out == *b, "{name}: {t} threads vs 1: {}", first_diff(&out, b));
+                    assert_eq!(counts(&stats), counts(s), "{name}: {t} threads vs 1");
+                }
+            }
+        }
+    }
+    let pools = pools();
+    go::<3>("3D varied 40k", broadphase::scene::varied(40_000, 7), &pools);
+    go::<3>("3D clustered 40k", broadphase::scene::clustered(40_000, 8), &pools);
+    go::<2>("2D uniform 50k", broadphase::scene::uniform(50_000, 9), &pools);
+}
+
 /// Internal consistency of `Stats` after a run (margin 0, all boxes valid).
 #[test]
 fn stats_are_consistent() {
