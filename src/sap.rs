@@ -711,7 +711,7 @@ fn tie_share(v: &mut [f32]) -> f64 {
 }
 
 /// Sorts `v` by `f32::total_cmp`, as integers: each value's bits mapped to a `u32` of the
-/// same order, sorted, and mapped back (the map is its own inverse). PERF: a comparison
+/// same order, sorted, and mapped back by the inverse map. PERF: a comparison
 /// sort with `total_cmp` branches on every compare; the sorts of the trim's sample (512
 /// values an axis) were most of its 60-75 us a frame (10k 3D boxes, 1 thread).
 fn sort_total(v: &mut [f32]) {
