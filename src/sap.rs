@@ -168,8 +168,8 @@ impl<const D: usize> Sorted<D> {
         let lo: [Out<f32>; D] = std::array::from_fn(|k| Out(self.lo[k].as_mut_ptr()));
         let hi: [Out<f32>; D] = std::array::from_fn(|k| Out(self.hi[k].as_mut_ptr()));
         let payload = Out(self.payload.as_mut_ptr());
-        const CHUNK: usize = 4096;
-        self.keys.par_chunks(CHUNK).enumerate().for_each(|(c, part)| {
+        let chunk = crate::columns::chunk_len(n);
+        self.keys.par_chunks(chunk).enumerate().for_each(|(c, part)| {
             crate::isa::fast(
                 #[inline(always)]
                 || {
@@ -183,7 +183,7 @@ impl<const D: usize> Sorted<D> {
                             g.min.swap(0, ax);
                             g.max.swap(0, ax);
                         }
-                        let s = c * CHUNK + j;
+                        let s = c * chunk + j;
                         // SAFETY: `s` ranges over 0..n, each value in exactly one task; every array
                         // has length n (grow_to).
                         unsafe {
@@ -771,7 +771,7 @@ fn sample_tests(lo: &[f32], hi: &[f32]) -> f64 {
 /// The statistics of the live (grown) boxes: sweep axis estimate and bounds, one pass.
 pub(crate) fn scan_scene<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> AxisStats<D> {
     let parts: Vec<AxisStats<D>> = boxes
-        .par_chunks(4096)
+        .par_chunks(crate::columns::chunk_len(boxes.len()))
         .map(|c| {
             crate::isa::fast(
                 #[inline(always)]
