@@ -50,7 +50,7 @@ const CHUNK_MIN: usize = 512;
 /// depend on the thread count. PERF: with 4096 boxes a chunk whatever `n`, 10k boxes made
 /// three work items for the scan, the plan and the cell writes, so two threads split
 /// them two to one and more threads had nothing to do. 3D varied 10k, 2 threads (demo
-/// median, alternated): cells 0.09 -> 0.07 ms; the frame within the noise (2.11-2.19 ->
+/// median, alternated): cells 0.09 -> 0.07 ms; the frame within the noise (2.10-2.19 ->
 /// 2.07-2.13 ms). Not measured on more cores.
 pub(crate) fn chunk_len(n: usize) -> usize {
     (n / 64).clamp(CHUNK_MIN, CHUNK)
