@@ -299,7 +299,7 @@ fn col_code(c: u32, q: [u32; 2]) -> u64 {
     }
 }
 
-/// The boxes' levels, counts and the layout; after [`Columns::sweep_setup`] the gathered rows.
+/// The boxes' levels, counts and the layout; after [`Columns::gather`] the rows in entry order.
 #[derive(Debug)]
 pub(crate) struct Columns<const D: usize> {
     pub quant: Quantizer<D>,
@@ -1043,7 +1043,8 @@ impl LevelCache {
         Self { tag: [u32::MAX; LEVEL_CACHE], level: [0; LEVEL_CACHE] }
     }
 
-    /// [`LevelModel::choose`], remembered by size class.
+    /// The level and the column count of a box, as [`LevelModel::level`] gives them, with the
+    /// level remembered by size class.
     #[inline(always)]
     pub fn choose(&mut self, model: &LevelModel, qlo: [u32; 2], qhi: [u32; 2]) -> (u32, u64) {
         let class = size_classes(model.c, &qlo, &qhi);
