@@ -41,7 +41,8 @@ use wide::f32x8;
 
 /// Boxes (or entries) a parallel work item holds at the most.
 const CHUNK: usize = 4096;
-/// ... and at the least, where there are that many (see [`chunk_len`]).
+/// Boxes (or entries) a parallel work item holds at the least, where the input has that
+/// many ([`chunk_len`]).
 const CHUNK_MIN: usize = 512;
 
 /// Boxes (or entries) a parallel work item of a pass over `n` holds: about a 64th of
@@ -311,9 +312,7 @@ pub(crate) struct Columns<const D: usize> {
     level: Vec<u8>,
     /// Columns of input box `i` at its level (at most `max_cells_per_box <= 4096`).
     count: Vec<u16>,
-    /// Input boxes a chunk of the plan and the cell writes holds ([`chunk_len`]).
-    chunk: usize,
-    /// Entries per chunk of `chunk` input boxes.
+    /// Entries per chunk of `chunk_len(n)` input boxes (the plan's chunks).
     chunk_cells: Vec<usize>,
     /// Total entries.
     pub cells: usize,
@@ -338,7 +337,6 @@ impl<const D: usize> Default for Columns<D> {
             x_shift: 0,
             level: Vec::new(),
             count: Vec::new(),
-            chunk: CHUNK,
             chunk_cells: Vec::new(),
             cells: 0,
             lo: std::array::from_fn(|_| Vec::new()),
@@ -471,7 +469,6 @@ impl<const D: usize> Columns<D> {
         let level_out = Out(self.level.as_mut_ptr());
         let count_out = Out(self.count.as_mut_ptr());
         let chunk = chunk_len(n);
-        self.chunk = chunk;
         let pass = |model: &LevelModel| -> Vec<(u32, u32, usize)> {
             boxes
                 .par_chunks(chunk)
@@ -585,7 +582,8 @@ impl<const D: usize> Columns<D> {
         let c = lay.c;
         let (s_pos, f_pos) = (lay.cell_from() + lay.lvl_bits, lay.id_bits);
         let pdep = crate::isa::pdep();
-        let chunk = self.chunk;
+        // The plan's chunks, whose entry counts cut `out`.
+        let chunk = chunk_len(boxes.len());
         parts.into_par_iter().zip(boxes.par_chunks(chunk)).enumerate().for_each(|(ci, (dst, src))| {
             crate::isa::fast(
                 #[inline(always)]
