@@ -1539,7 +1539,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
                 if qy < prev {
                     from = ends.partition_point(|&h| h < qy);
                 } else {
-                    from = gallop_to(&ends, from, qy);
+                    from = advance_to(&ends, from, qy);
                 }
                 prev = qy;
                 let fi = lay.first(ey);
@@ -1592,19 +1592,24 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     }
 }
 
-/// The first index `>= from` whose `ends` is at least `q` (`ends` ascending): exponential
-/// then binary search, so a window that moves a row or two costs a compare or two, and
-/// one that jumps over a long run a logarithm.
+/// The first index `>= from` whose `ends` is at least `q` (`ends` ascending): eight values
+/// a step, the step's count read from a SIMD mask (a prefix, as `ends` ascends).
+/// PERF: it replaced an exponential-then-binary search, whose branches depend on the data
+/// at every range row. Demo, 1 thread, builds alternated run by run, median ratio of the
+/// sweep stage: 2D varied 100k 0.81, 1M 0.85, 2D mixed 100k 0.88, 3D varied 100k 0.96;
+/// 3D mixed and clustered 100k 1.00 and 1.02 (within the noise).
 #[inline(always)]
-fn gallop_to(ends: &[f32], from: usize, q: f32) -> usize {
-    let mut lo = from;
-    let mut step = 1;
-    while lo + step <= ends.len() && ends[lo + step - 1] < q {
-        lo += step;
-        step *= 2;
+fn advance_to(ends: &[f32], mut from: usize, q: f32) -> usize {
+    let qv = f32x8::splat(q);
+    while from + 8 <= ends.len() {
+        let below = f32x8::from(&ends[from..from + 8]).simd_lt(qv).to_bitmask();
+        let k = (!below).trailing_zeros() as usize;
+        from += k;
+        if k < 8 {
+            return from;
+        }
     }
-    let hi = (lo + step).min(ends.len());
-    lo + ends[lo..hi].partition_point(|&h| h < q)
+    from + ends[from..].partition_point(|&h| h < q)
 }
 
 /// The first index `>= from` whose entry is greater than `last` (entries sorted):
@@ -1730,10 +1735,10 @@ mod tests {
         assert_eq!(choose(1, [0, 0], [u32::MAX, 0], 4, 32, 0.0), (32, 1));
     }
 
-    /// `gallop_to` finds what a binary search finds, from every start at or before it, on
+    /// `advance_to` finds what a binary search finds, from every start at or before it, on
     /// ascending values with long ties.
     #[test]
-    fn gallop_to_matches_a_binary_search() {
+    fn advance_to_matches_a_binary_search() {
         let mut r = crate::scene::Rng::new(7);
         for len in [0usize, 1, 2, 7, 8, 9, 100, 1000] {
             let mut v: Vec<f32> = (0..len).map(|_| r.below(len / 4 + 2) as f32).collect();
@@ -1741,7 +1746,7 @@ mod tests {
             for q in [-1.0, 0.0, 0.5, 1.0, (len / 8) as f32, (len / 4 + 1) as f32, 1e9] {
                 let want = v.partition_point(|&h| h < q);
                 for from in (0..=want).step_by(want / 16 + 1).chain([want]) {
-                    assert_eq!(gallop_to(&v, from, q), want, "len {len} q {q} from {from}");
+                    assert_eq!(advance_to(&v, from, q), want, "len {len} q {q} from {from}");
                 }
             }
         }
