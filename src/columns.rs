@@ -1616,29 +1616,30 @@ fn advance_to(ends: &[f32], mut from: usize, q: f32) -> usize {
             return from;
         }
     }
-    let mut step = 1;
-    while from + step <= ends.len() && ends[from + step - 1] < q {
-        from += step;
-        step *= 2;
-    }
-    let hi = (from + step).min(ends.len());
-    from + ends[from..hi].partition_point(|&h| h < q)
+    gallop_by(ends, from, |&h| h < q)
 }
 
 /// SIMD steps [`advance_to`] takes before it searches.
 const ADVANCE_STEPS: usize = 8;
 
-/// The first index `>= from` whose entry is greater than `last` (entries sorted):
-/// exponential then binary search, so a short range costs a compare or two.
+/// The first index `>= from` whose entry is greater than `last` (entries sorted).
 fn gallop<T: Entry>(e: &[T], from: usize, last: T) -> usize {
+    gallop_by(e, from, |&v| v <= last)
+}
+
+/// The first index `>= from` of `v` where `below` stops holding (it holds on a prefix of
+/// `v[from..]`): exponential then binary search, so a short way costs a compare or two,
+/// and a long one a logarithm.
+#[inline(always)]
+fn gallop_by<T>(v: &[T], from: usize, below: impl Fn(&T) -> bool) -> usize {
     let mut lo = from;
     let mut step = 1;
-    while lo + step <= e.len() && e[lo + step - 1] <= last {
+    while lo + step <= v.len() && below(&v[lo + step - 1]) {
         lo += step;
         step *= 2;
     }
-    let hi = (lo + step).min(e.len());
-    lo + e[lo..hi].partition_point(|&v| v <= last)
+    let hi = (lo + step).min(v.len());
+    lo + v[lo..hi].partition_point(&below)
 }
 
 #[cfg(test)]
