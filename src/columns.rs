@@ -316,15 +316,15 @@ pub(crate) struct Columns<const D: usize> {
     chunk_cells: Vec<usize>,
     /// Total entries.
     pub cells: usize,
-    /// Rows in entry order: bounds of the entry's box on every axis, margin applied, and
-    /// its `qx` as an `f32` (exact: at most 24 bits).
-    lo: [Vec<f32>; D],
-    hi: [Vec<f32>; D],
-    qx: Vec<f32>,
-    /// The quantised upper bound on the sweep axis (same scale as `qx`).
-    qxh: Vec<f32>,
+    /// Rows in entry order, one array after the other, [`row_stride`] apart: bounds of the
+    /// entry's box on every axis (`lo` then `hi`), margin applied, its `qx` as an `f32`
+    /// (exact: at most 24 bits), and `qxh`, the quantised upper bound on the sweep axis
+    /// (same scale). Read through [`Columns::rows`].
+    rows: Vec<f32>,
+    stride: usize,
+    n_rows: usize,
     /// The entry's first-column flags ([`Layout::first`]), and eight bytes of padding
-    /// (see [`Columns::first_mask`]).
+    /// (see [`Rows::first_mask`]).
     fst: Vec<u8>,
 }
 
@@ -339,10 +339,9 @@ impl<const D: usize> Default for Columns<D> {
             count: Vec::new(),
             chunk_cells: Vec::new(),
             cells: 0,
-            lo: std::array::from_fn(|_| Vec::new()),
-            hi: std::array::from_fn(|_| Vec::new()),
-            qx: Vec::new(),
-            qxh: Vec::new(),
+            rows: Vec::new(),
+            stride: 0,
+            n_rows: 0,
             fst: Vec::new(),
         }
     }
@@ -675,19 +674,18 @@ impl<const D: usize> Columns<D> {
     /// Copies every sorted entry's box into the rows (entry order).
     pub fn gather<T: Entry>(&mut self, boxes: &[Aabb<D>], margin: f32, entries: &[T]) {
         let n = entries.len();
-        for k in 0..D {
-            crate::radix_sort::grow_to(&mut self.lo[k], n);
-            crate::radix_sort::grow_to(&mut self.hi[k], n);
-        }
-        crate::radix_sort::grow_to(&mut self.qx, n);
-        crate::radix_sort::grow_to(&mut self.qxh, n);
+        let st = row_stride(n);
+        crate::radix_sort::grow_to(&mut self.rows, (2 * D + 2) * st);
+        (self.stride, self.n_rows) = (st, n);
         crate::radix_sort::grow_to(&mut self.fst, n + 8);
         self.fst[n..].fill(0);
         let fst = Out(self.fst.as_mut_ptr());
-        let qxh = Out(self.qxh.as_mut_ptr());
-        let lo: [Out<f32>; D] = std::array::from_fn(|k| Out(self.lo[k].as_mut_ptr()));
-        let hi: [Out<f32>; D] = std::array::from_fn(|k| Out(self.hi[k].as_mut_ptr()));
-        let qx = Out(self.qx.as_mut_ptr());
+        let base = self.rows.as_mut_ptr();
+        // SAFETY: array `m` is rows[m * st..m * st + n], inside the (2D + 2) st floats.
+        let at = |m: usize| Out(unsafe { base.add(m * st) });
+        let lo: [Out<f32>; D] = std::array::from_fn(at);
+        let hi: [Out<f32>; D] = std::array::from_fn(|k| at(D + k));
+        let (qx, qxh) = (at(2 * D), at(2 * D + 1));
         let lay = self.layout;
         let chunk = chunk_len(n);
         entries.par_chunks(chunk).enumerate().for_each(|(ci, part)| {
@@ -701,7 +699,7 @@ impl<const D: usize> Columns<D> {
                         }
                         let g = boxes[lay.id(e) as usize].grown(margin);
                         // SAFETY: `s` ranges over 0..n, each value in exactly one task; every row
-                        // array has length n (grow_to).
+                        // array has n slots (`at`).
                         unsafe {
                             for k in 0..D {
                                 lo[k].put(s, g.min[k]);
@@ -717,6 +715,58 @@ impl<const D: usize> Columns<D> {
         });
     }
 
+    /// The rows, as slices (see [`Rows`]).
+    #[inline(always)]
+    pub fn rows(&self) -> Rows<'_, D> {
+        let (st, n) = (self.stride, self.n_rows);
+        let at = |m: usize| &self.rows[m * st..m * st + n];
+        Rows {
+            lo: std::array::from_fn(at),
+            hi: std::array::from_fn(|k| at(D + k)),
+            qx: at(2 * D),
+            qxh: at(2 * D + 1),
+            fst: &self.fst,
+            c: self.layout.c,
+            owner: self,
+        }
+    }
+
+    /// Shifted Morton code of row `s`'s quantised lower corner on the column axes.
+    #[inline(always)]
+    fn corner(&self, s: usize) -> u64 {
+        let cols = col_axes::<D>(self.ax);
+        let q = cols.map(|k| self.quant.coord(k, self.rows[k * self.stride + s]));
+        col_code(self.layout.c, q).checked_shr(self.layout.c * self.layout.l_min).unwrap_or(0)
+    }
+}
+
+/// Floats from the start of one row array to the next: `n` rounded up to 4 KiB, and seven
+/// cache lines more. Row `s` of the `2 D + 2` arrays then lies in as many different L1
+/// sets; arrays a whole number of pages apart (as separate allocations of this size are)
+/// put row `s` of every array in one set, and a sweep step reads eight or more of them at
+/// once (4K aliasing).
+fn row_stride(n: usize) -> usize {
+    if n < 1024 {
+        n
+    } else {
+        n.next_multiple_of(1024) + 112
+    }
+}
+
+/// The rows of [`Columns`] as slices, `n` rows each (`fst` has eight rows of padding).
+#[derive(Clone, Copy)]
+pub(crate) struct Rows<'a, const D: usize> {
+    lo: [&'a [f32]; D],
+    hi: [&'a [f32]; D],
+    qx: &'a [f32],
+    qxh: &'a [f32],
+    fst: &'a [u8],
+    /// Column axes.
+    c: u32,
+    owner: &'a Columns<D>,
+}
+
+impl<const D: usize> Rows<'_, D> {
     /// Row `s` as a box.
     #[inline(always)]
     fn get(&self, s: usize) -> Aabb<D> {
@@ -837,18 +887,16 @@ impl<const D: usize> Columns<D> {
         const ONES: u64 = 0x0101_0101_0101_0101;
         let v = u64::from_le_bytes(self.fst[j..j + 8].try_into().expect("eight bytes"));
         // Byte k is zero iff row j + k completes `fi` (flags are at most two bits).
-        let t = (v | (fi as u64 * ONES)) ^ (low_mask(self.layout.c) * ONES);
+        let t = (v | (fi as u64 * ONES)) ^ (low_mask(self.c) * ONES);
         let bad = (t | t >> 1) & ONES;
         // Byte k's low bit to bit 56 + k (no carries: each sum bit has one source).
         !(bad.wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32 & 0xff
     }
 
-    /// Shifted Morton code of row `s`'s quantised lower corner on the column axes.
+    /// See [`Columns::corner`].
     #[inline(always)]
     fn corner(&self, s: usize) -> u64 {
-        let cols = col_axes::<D>(self.ax);
-        let q = cols.map(|k| self.quant.coord(k, self.lo[k][s]));
-        col_code(self.layout.c, q).checked_shr(self.layout.c * self.layout.l_min).unwrap_or(0)
+        self.owner.corner(s)
     }
 }
 
@@ -1142,7 +1190,7 @@ impl<const D: usize> Columns<D> {
             .enumerate()
             .map(|(c, share)| {
                 let mut w = Walker {
-                    cols: self,
+                    cols: self.rows(),
                     entries,
                     lay,
                     threshold: crowded_threshold as u64,
@@ -1172,10 +1220,13 @@ impl<const D: usize> Columns<D> {
     /// The rows as pair slots, for the pair stage to sort in once the sweep is done (their
     /// contents are rewritten by the next [`Columns::gather`]).
     pub fn spare_rows(&mut self) -> Vec<&mut [[u32; 2]]> {
-        let rows = self.lo.iter_mut().chain(self.hi.iter_mut()).chain([&mut self.qx, &mut self.qxh]);
-        let mut spare: Vec<&mut [[u32; 2]]> = rows
+        // One slice an array, as the pair stage's bucket count depends on the slices.
+        let n = self.n_rows;
+        let mut spare: Vec<&mut [[u32; 2]]> = self
+            .rows
+            .chunks_mut(self.stride.max(1))
             .map(|v| {
-                let even = v.len() & !1;
+                let even = v.len().min(n) & !1;
                 bytemuck::cast_slice_mut(&mut v[..even])
             })
             .collect();
@@ -1258,7 +1309,7 @@ impl<'a> Sink<'a> {
 }
 
 /// Up to eight run boxes in SIMD lanes (structure of arrays), for testing one range row
-/// against all of them at once (see [`Columns::lanes_meeting`]). Empty lanes can overlap
+/// against all of them at once (see [`Rows::lanes_meeting`]). Empty lanes can overlap
 /// nothing: their bounds are `+inf..-inf`.
 struct Lanes<const D: usize> {
     lo: [[f32; 8]; D],
@@ -1288,7 +1339,7 @@ impl<const D: usize> Lanes<D> {
     #[allow(clippy::too_many_arguments)]
     fn test<T: Entry>(
         &self,
-        cols: &Columns<D>,
+        cols: &Rows<'_, D>,
         e: &[T],
         lay: Layout,
         run_start: u64,
@@ -1336,7 +1387,7 @@ impl<const D: usize> Lanes<D> {
 
 /// One chunk's walk state and scratch.
 struct Walker<'a, const D: usize, T> {
-    cols: &'a Columns<D>,
+    cols: Rows<'a, D>,
     entries: &'a [T],
     lay: Layout,
     threshold: u64,
@@ -1385,7 +1436,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     /// against row `i + l + d` in lane `l`, while some lane's window (rows up to its box's
     /// end along `ax`) reaches that far. A lane leaves at its first row past its end (`qx`
     /// ascends), so the steps are the longest window of the eight. After [`RUN_STEPS`]
-    /// steps the lanes still in go on one row at a time ([`Columns::scan`]): one long box
+    /// steps the lanes still in go on one row at a time ([`Rows::scan`]): one long box
     /// among short ones does not make the other seven lanes wait. PERF: one row at a time,
     /// a sparse run (two or three rows a window) paid a call, a mask and a mispredicted
     /// exit a row. Sweep, demo best warm frame, 2 threads, alternating with the build
@@ -1497,7 +1548,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         // the run column holding the reference point `p = max(qlo(x), qlo(y))` at the run's
         // level: on each column axis one of the two starts in this column, that is, one
         // entry is its box's first column there, the run's own rule
-        // ([`Columns::first_mask`]). Every overlapping pair has `p` in one column of the run
+        // ([`Rows::first_mask`]). Every overlapping pair has `p` in one column of the run
         // box's, and its range box an entry standing for it there: one report, no dedup.
         // PERF: before, every entry of a range box was tested and the duplicates masked by a
         // box test on the run box's corner (at the range entry's level): on 100k varied 3D
@@ -1522,7 +1573,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
             } else if let Some(lanes) = cols.lanes_meeting(a, b, &cols.bounds_of(y0, y1)) {
                 misses = 0;
                 prev = f32::INFINITY;
-                tested += lanes.test(cols, e, lay, run_start, y0, y1, &mut self.out);
+                tested += lanes.test(&cols, e, lay, run_start, y0, y1, &mut self.out);
                 y0 = y1;
                 continue;
             } else {
@@ -1884,7 +1935,7 @@ mod tests {
                 cols.fst = (0..8).map(|_| (r.next_u64() as u32 & all) as u8).collect();
                 let fi = r.next_u64() as u32 & all;
                 let want = (0..8).filter(|&k| fi | cols.fst[k] as u32 == all).fold(0, |m, k| m | 1 << k);
-                assert_eq!(cols.first_mask(0, fi), want, "c={c} fi={fi} fst={:?}", cols.fst);
+                assert_eq!(cols.rows().first_mask(0, fi), want, "c={c} fi={fi} fst={:?}", cols.fst);
             }
         }
     }

@@ -234,9 +234,9 @@ impl<const D: usize> Sorted<D> {
 /// sweep and the column sweep (`columns.rs`); the caller guarantees `j + 8 <=` every row
 /// array's length.
 #[inline(always)]
-pub(crate) fn overlap_mask8<const D: usize>(
-    lo: &[Vec<f32>; D],
-    hi: &[Vec<f32>; D],
+pub(crate) fn overlap_mask8<const D: usize, V: std::ops::Deref<Target = [f32]>>(
+    lo: &[V; D],
+    hi: &[V; D],
     j: usize,
     b: &Aabb<D>,
     from: usize,
