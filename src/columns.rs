@@ -36,6 +36,7 @@ use crate::morton::{self, grid_bits, Quantizer};
 use crate::radix_sort::RadixKey;
 use crate::{Aabb, Config};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
 use std::sync::Mutex;
 use wide::f32x8;
 
@@ -316,6 +317,8 @@ pub(crate) struct Columns<const D: usize> {
     chunk_cells: Vec<usize>,
     /// Total entries.
     pub cells: usize,
+    /// The plan's memo of levels by size classes.
+    levels: LevelTable,
     /// Rows in entry order, one array after the other, [`row_stride`] apart: bounds of the
     /// entry's box on every axis (`lo` then `hi`), margin applied, its `qx` as an `f32`
     /// (exact: at most 24 bits), and `qxh`, the quantised upper bound on the sweep axis
@@ -339,6 +342,7 @@ impl<const D: usize> Default for Columns<D> {
             count: Vec::new(),
             chunk_cells: Vec::new(),
             cells: 0,
+            levels: LevelTable::default(),
             rows: Vec::new(),
             stride: 0,
             n_rows: 0,
@@ -468,13 +472,11 @@ impl<const D: usize> Columns<D> {
         let level_out = Out(self.level.as_mut_ptr());
         let count_out = Out(self.count.as_mut_ptr());
         let chunk = chunk_len(n);
-        let pass = |model: &LevelModel| -> Vec<(u32, u32, usize)> {
+        let pass = |model: &LevelModel, table: &LevelTable| -> Vec<(u32, u32, usize)> {
             boxes
                 .par_chunks(chunk)
                 .enumerate()
-                // One memo a job of the pool (rayon splits the chunks into a few jobs a
-                // thread), not one a chunk: chunks are small at small `n`.
-                .map_init(LevelCache::new, |memo, (ci, part)| {
+                .map(|(ci, part)| {
                     crate::isa::fast(
                         #[inline(always)]
                         || {
@@ -487,7 +489,7 @@ impl<const D: usize> Columns<D> {
                                 } else {
                                     let qlo = cols.map(|k| quant.coord(k, g.min[k]));
                                     let qhi = cols.map(|k| quant.coord(k, g.max[k]));
-                                    let (l, count) = memo.choose(model, qlo, qhi);
+                                    let (l, count) = table.choose(model, qlo, qhi);
                                     l_min = l_min.min(l);
                                     l_max = l_max.max(l);
                                     (l, count)
@@ -507,7 +509,9 @@ impl<const D: usize> Columns<D> {
                 .collect()
         };
         let budget = config.max_cells_per_box as u64;
-        let mut parts = pass(&LevelModel::new(c, bits, budget, lambda, world));
+        let mut table = std::mem::take(&mut self.levels);
+        table.begin(c);
+        let mut parts = pass(&LevelModel::new(c, bits, budget, lambda, world), &table);
         // Memory: each entry takes its rows, its key and the radix scratch's slot
         // ([`ENTRY_BYTES`]). Where the model's choice makes more than a box's share of
         // [`MEMORY_PER_BOX`] (a dense scene: ten copies of every box went to 3.6 columns a
@@ -518,8 +522,10 @@ impl<const D: usize> Columns<D> {
             if parts.iter().map(|p| p.2).sum::<usize>() <= cap || lambda == 0.0 {
                 break;
             }
-            parts = pass(&LevelModel::new(c, bits, budget, lambda * shrink, world));
+            table.begin(c);
+            parts = pass(&LevelModel::new(c, bits, budget, lambda * shrink, world), &table);
         }
+        self.levels = table;
         let (mut l_min, mut l_max, mut cells) = (u32::MAX, 0, 0);
         self.chunk_cells.clear();
         for &(a, b, k) in &parts {
@@ -993,7 +999,7 @@ impl LevelModel {
     }
 
     /// The level of every box whose extents fall in the size classes `class` (see
-    /// [`size_class`]): a function of the classes alone, so that [`LevelCache`] can keep it.
+    /// [`size_class`]): a function of the classes alone, so that [`LevelTable`] can keep it.
     /// The model is evaluated at the classes' largest extents, and the budget holds for
     /// any box of the classes wherever it lies.
     fn level(&self, class: [u32; 2]) -> u32 {
@@ -1074,34 +1080,52 @@ fn most_at(c: u32, top: &[u32; 2], l: u32) -> u64 {
     n
 }
 
-/// A memo of [`LevelModel::level`] by size classes, direct-mapped: a scene has few
-/// distinct size classes. PERF: with the model (a chain of dependent multiplies and
-/// branches) evaluated per box the 1M uniform 3D plan took 29-36 ms, with the memo 14.6 ms
-/// (1 thread).
-pub(crate) struct LevelCache {
-    tag: [u32; LEVEL_CACHE],
-    level: [u8; LEVEL_CACHE],
+/// [`LevelModel::level`] by size classes, remembered for one plan pass and shared by its
+/// jobs: one slot a pair of classes (one a class in 2D), holding the pass's number and the
+/// level, so that a new pass starts afresh without clearing the slots (they are cleared once
+/// every 255 passes). Jobs that meet a class pair at the same time may both evaluate the
+/// model; they store the same level.
+/// PERF: evaluated per box, the model (a chain of dependent multiplies and branches) took
+/// the 1M uniform 3D plan from 14.6 to 29-36 ms (1 thread). A direct-mapped memo of 512
+/// slots a job missed on a quarter of the boxes of the varied scene (sizes spread over two
+/// orders of magnitude make thousands of class pairs, learnt again by every job): 25k
+/// evaluations at 100k boxes; with one table a pass, as many as there are pairs.
+#[derive(Debug, Default)]
+pub(crate) struct LevelTable {
+    slots: Vec<AtomicU16>,
+    pass: u16,
 }
-const LEVEL_CACHE: usize = 512;
 
-impl LevelCache {
-    pub fn new() -> Self {
-        Self { tag: [u32::MAX; LEVEL_CACHE], level: [0; LEVEL_CACHE] }
+impl LevelTable {
+    /// Starts a pass over boxes with `c` column axes.
+    pub fn begin(&mut self, c: u32) {
+        let need = 1 << (8 * c);
+        if self.slots.len() < need {
+            self.slots = (0..need).map(|_| AtomicU16::new(0)).collect();
+            self.pass = 0;
+        }
+        if self.pass == 255 {
+            for s in &self.slots {
+                s.store(0, Relaxed);
+            }
+            self.pass = 0;
+        }
+        self.pass += 1;
     }
 
     /// The level and the column count of a box, as [`LevelModel::level`] gives them, with the
-    /// level remembered by size class.
+    /// level remembered by size classes.
     #[inline(always)]
-    pub fn choose(&mut self, model: &LevelModel, qlo: [u32; 2], qhi: [u32; 2]) -> (u32, u64) {
+    pub fn choose(&self, model: &LevelModel, qlo: [u32; 2], qhi: [u32; 2]) -> (u32, u64) {
         let class = size_classes(model.c, &qlo, &qhi);
-        let tag = class[0] | class[1] << 8;
-        let slot = (class[0] ^ class[1].wrapping_mul(37)) as usize % LEVEL_CACHE;
-        let l = if self.tag[slot] == tag {
-            self.level[slot] as u32
+        // Classes are below 240: a tag fits 8 bits an axis.
+        let slot = &self.slots[(class[0] | class[1] << 8) as usize];
+        let v = slot.load(Relaxed);
+        let l = if v >> 8 == self.pass {
+            (v & 0xff) as u32
         } else {
             let l = model.level(class);
-            self.tag[slot] = tag;
-            self.level[slot] = l as u8;
+            slot.store(self.pass << 8 | l as u16, Relaxed);
             l
         };
         (l, count_at(model.c, &qlo, &qhi, l))
@@ -1844,7 +1868,8 @@ mod tests {
             &[(2, 21, 8, 1e-9), (2, 21, 64, 1e-3), (1, 32, 4, 1e-6), (1, 32, 4096, 1.0)]
         {
             let model = LevelModel::new(c, bits, budget, lambda, full(bits));
-            let mut memo = LevelCache::new();
+            let mut memo = LevelTable::default();
+            memo.begin(c);
             for _ in 0..20_000 {
                 let top = (1u64 << bits) - 1;
                 let mut qlo = [0u32; 2];
@@ -1860,6 +1885,36 @@ mod tests {
                 assert!(n <= budget.max(1 << c), "{qlo:?} {qhi:?} l={l} n={n}");
                 assert_eq!(n, count_at(c, &qlo, &qhi, l));
             }
+        }
+    }
+
+    /// Each pass of the level table answers for its own model: passes alternate between
+    /// models that choose different levels, more passes than the slots' pass numbers hold
+    /// (so the slots are cleared and counted afresh on the way).
+    #[test]
+    fn level_table_forgets_between_passes() {
+        let mut r = crate::scene::Rng::new(12);
+        for c in 1..=2u32 {
+            let models = [1e-9, 1e-3].map(|lambda| LevelModel::new(c, 21, 64, lambda, full(21)));
+            let mut table = LevelTable::default();
+            let mut differ = 0;
+            for pass in 0..600 {
+                table.begin(c);
+                let model = &models[pass % 2];
+                for _ in 0..20 {
+                    let mut qlo = [0u32; 2];
+                    let mut qhi = [0u32; 2];
+                    for k in 0..c as usize {
+                        qlo[k] = (r.next_u64() % (1 << 20)) as u32;
+                        qhi[k] = qlo[k] + (r.next_u64() % (1 << (r.next_u64() % 20))) as u32;
+                    }
+                    let want = model.choose(qlo, qhi);
+                    differ += (models[(pass + 1) % 2].choose(qlo, qhi) != want) as usize;
+                    assert_eq!(table.choose(model, qlo, qhi), want, "c={c} pass {pass}");
+                    assert_eq!(table.choose(model, qlo, qhi), want, "c={c} pass {pass}, again");
+                }
+            }
+            assert!(differ > 100, "the two models should choose differently: {differ}");
         }
     }
 
