@@ -36,7 +36,7 @@ use crate::morton::{self, grid_bits, Quantizer};
 use crate::radix_sort::RadixKey;
 use crate::{Aabb, Config};
 use rayon::prelude::*;
-use std::sync::atomic::{AtomicU16, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::Mutex;
 use wide::f32x8;
 
@@ -510,7 +510,7 @@ impl<const D: usize> Columns<D> {
         };
         let budget = config.max_cells_per_box as u64;
         let mut table = std::mem::take(&mut self.levels);
-        table.begin(c);
+        table.begin(c, n);
         let mut parts = pass(&LevelModel::new(c, bits, budget, lambda, world), &table);
         // Memory: each entry takes its rows, its key and the radix scratch's slot
         // ([`ENTRY_BYTES`]). Where the model's choice makes more than a box's share of
@@ -522,7 +522,7 @@ impl<const D: usize> Columns<D> {
             if parts.iter().map(|p| p.2).sum::<usize>() <= cap || lambda == 0.0 {
                 break;
             }
-            table.begin(c);
+            table.begin(c, n);
             parts = pass(&LevelModel::new(c, bits, budget, lambda * shrink, world), &table);
         }
         self.levels = table;
@@ -680,7 +680,7 @@ impl<const D: usize> Columns<D> {
     /// Copies every sorted entry's box into the rows (entry order).
     pub fn gather<T: Entry>(&mut self, boxes: &[Aabb<D>], margin: f32, entries: &[T]) {
         let n = entries.len();
-        let st = row_stride(n);
+        let st = row_stride(n, 2 * D + 2);
         crate::radix_sort::grow_to(&mut self.rows, (2 * D + 2) * st);
         (self.stride, self.n_rows) = (st, n);
         crate::radix_sort::grow_to(&mut self.fst, n + 8);
@@ -746,17 +746,23 @@ impl<const D: usize> Columns<D> {
     }
 }
 
-/// Floats from the start of one row array to the next: `n` rounded up to 4 KiB, and seven
-/// cache lines more. Row `s` of the `2 D + 2` arrays then lies in as many different L1
-/// sets; arrays a whole number of pages apart (as separate allocations of this size are)
-/// put row `s` of every array in one set, and a sweep step reads eight or more of them at
-/// once (4K aliasing).
-fn row_stride(n: usize) -> usize {
-    if n < 1024 {
-        n
-    } else {
-        n.next_multiple_of(1024) + 112
-    }
+/// Floats from the start of one row array to the next, for `arrays` arrays of `n` rows:
+/// `n` rounded up to a cache line (16 floats), and as many lines more as put the arrays'
+/// starts at least four lines apart from each other modulo a 4 KiB page. Row `s` of every
+/// array then lies in a different L1 set; arrays a whole number of pages apart (as
+/// separate allocations of this size are) put row `s` of every array in one set, and a
+/// sweep step reads eight or more of them at once (4K aliasing). The padding is at most
+/// seven lines an array (checked by a test for every `n` modulo a page).
+fn row_stride(n: usize, arrays: usize) -> usize {
+    const PAGE: usize = 1024;
+    const LINE: usize = 16;
+    let apart = |st: usize| {
+        let mut at: Vec<usize> = (0..arrays).map(|m| m * st % PAGE).collect();
+        at.sort_unstable();
+        at.iter().zip(at.iter().cycle().skip(1)).all(|(&a, &b)| (b + PAGE - a) % PAGE >= 4 * LINE)
+    };
+    let st = n.next_multiple_of(LINE);
+    (0..PAGE / LINE).map(|k| st + k * LINE).find(|&st| apart(st)).unwrap_or(st)
 }
 
 /// The rows of [`Columns`] as slices, `n` rows each (`fst` has eight rows of padding).
@@ -1081,27 +1087,29 @@ fn most_at(c: u32, top: &[u32; 2], l: u32) -> u64 {
 }
 
 /// [`LevelModel::level`] by size classes, remembered for one plan pass and shared by its
-/// jobs: one slot a pair of classes (one a class in 2D), holding the pass's number and the
-/// level, so that a new pass starts afresh without clearing the slots (they are cleared once
-/// every 255 passes). Jobs that meet a class pair at the same time may both evaluate the
-/// model; they store the same level.
+/// jobs: a direct-mapped table of about `n / 16` slots (256 to 65,536; in 2D one a class),
+/// each holding a pair of classes, the pass's number and the level, so that a new pass
+/// starts afresh without clearing the slots (they are cleared once every 255 passes). Jobs
+/// that meet a class pair at the same time may both evaluate the model; they store the
+/// same level, and a slot is one atomic word, so a reader sees one store or the other.
 /// PERF: evaluated per box, the model (a chain of dependent multiplies and branches) took
 /// the 1M uniform 3D plan from 14.6 to 29-36 ms (1 thread). A direct-mapped memo of 512
 /// slots a job missed on a quarter of the boxes of the varied scene (sizes spread over two
 /// orders of magnitude make thousands of class pairs, learnt again by every job): 25k
-/// evaluations at 100k boxes; with one table a pass, as many as there are pairs.
+/// evaluations at 100k boxes. Memory: a slot a pair would be 256 KiB, 26 bytes a box at 10k.
 #[derive(Debug, Default)]
 pub(crate) struct LevelTable {
-    slots: Vec<AtomicU16>,
-    pass: u16,
+    /// `tag << 16 | pass << 8 | level`, `tag` the class pair.
+    slots: Vec<AtomicU32>,
+    pass: u32,
 }
 
 impl LevelTable {
-    /// Starts a pass over boxes with `c` column axes.
-    pub fn begin(&mut self, c: u32) {
-        let need = 1 << (8 * c);
-        if self.slots.len() < need {
-            self.slots = (0..need).map(|_| AtomicU16::new(0)).collect();
+    /// Starts a pass over `n` boxes with `c` column axes.
+    pub fn begin(&mut self, c: u32, n: usize) {
+        let want = if c < 2 { 256 } else { (n / 16).clamp(256, 1 << 16).next_power_of_two() };
+        if self.slots.len() != want {
+            self.slots = (0..want).map(|_| AtomicU32::new(0)).collect();
             self.pass = 0;
         }
         if self.pass == 255 {
@@ -1119,13 +1127,14 @@ impl LevelTable {
     pub fn choose(&self, model: &LevelModel, qlo: [u32; 2], qhi: [u32; 2]) -> (u32, u64) {
         let class = size_classes(model.c, &qlo, &qhi);
         // Classes are below 240: a tag fits 8 bits an axis.
-        let slot = &self.slots[(class[0] | class[1] << 8) as usize];
+        let tag = class[0] | class[1] << 8;
+        let slot = &self.slots[(class[0] ^ class[1].wrapping_mul(37)) as usize & (self.slots.len() - 1)];
         let v = slot.load(Relaxed);
-        let l = if v >> 8 == self.pass {
-            (v & 0xff) as u32
+        let l = if v >> 8 == (tag << 8 | self.pass) {
+            v & 0xff
         } else {
             let l = model.level(class);
-            slot.store(self.pass << 8 | l as u16, Relaxed);
+            slot.store(tag << 16 | self.pass << 8 | l, Relaxed);
             l
         };
         (l, count_at(model.c, &qlo, &qhi, l))
@@ -1869,7 +1878,7 @@ mod tests {
         {
             let model = LevelModel::new(c, bits, budget, lambda, full(bits));
             let mut memo = LevelTable::default();
-            memo.begin(c);
+            memo.begin(c, 20_000);
             for _ in 0..20_000 {
                 let top = (1u64 << bits) - 1;
                 let mut qlo = [0u32; 2];
@@ -1888,6 +1897,26 @@ mod tests {
         }
     }
 
+    /// The row arrays' stride: room for the rows, at most seven lines of padding (and the
+    /// rounding to a line), and every array's start four lines or more from every other's
+    /// modulo a page, for every `n` modulo a page.
+    #[test]
+    fn row_strides_stagger_the_arrays() {
+        for arrays in [4, 6, 8] {
+            for n in (0..3000).chain((1 << 20)..(1 << 20) + 1024) {
+                let st = row_stride(n, arrays);
+                assert!(st >= n && st - n.next_multiple_of(16) <= 7 * 16, "n {n}: stride {st}");
+                let at: Vec<usize> = (0..arrays).map(|m| m * st % 1024).collect();
+                for (a, &x) in at.iter().enumerate() {
+                    for &y in &at[a + 1..] {
+                        let d = x.abs_diff(y);
+                        assert!(d.min(1024 - d) >= 64, "n {n}, {arrays} arrays: starts {at:?}");
+                    }
+                }
+            }
+        }
+    }
+
     /// Each pass of the level table answers for its own model: passes alternate between
     /// models that choose different levels, more passes than the slots' pass numbers hold
     /// (so the slots are cleared and counted afresh on the way).
@@ -1899,7 +1928,7 @@ mod tests {
             let mut table = LevelTable::default();
             let mut differ = 0;
             for pass in 0..600 {
-                table.begin(c);
+                table.begin(c, 0);
                 let model = &models[pass % 2];
                 for _ in 0..20 {
                     let mut qlo = [0u32; 2];
