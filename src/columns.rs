@@ -746,7 +746,7 @@ impl<const D: usize> Columns<D> {
     }
 }
 
-/// Floats from the start of one row array to the next, for `arrays` arrays of `n` rows:
+/// Floats from the start of one row array to the next, for `arrays` (at most 8) arrays of `n` rows:
 /// `n` rounded up to a cache line (16 floats), and as many lines more as put the arrays'
 /// starts at least four lines apart from each other modulo a 4 KiB page. Row `s` of every
 /// array then lies in a different L1 set; arrays a whole number of pages apart (as
@@ -756,8 +756,14 @@ impl<const D: usize> Columns<D> {
 fn row_stride(n: usize, arrays: usize) -> usize {
     const PAGE: usize = 1024;
     const LINE: usize = 16;
+    let arrays = arrays.min(8);
     let apart = |st: usize| {
-        let mut at: Vec<usize> = (0..arrays).map(|m| m * st % PAGE).collect();
+        // At most eight arrays (2 D + 2, D <= 3): on the stack, not an allocation a try.
+        let mut at = [0usize; 8];
+        for (m, a) in at[..arrays].iter_mut().enumerate() {
+            *a = m * st % PAGE;
+        }
+        let at = &mut at[..arrays];
         at.sort_unstable();
         at.iter().zip(at.iter().cycle().skip(1)).all(|(&a, &b)| (b + PAGE - a) % PAGE >= 4 * LINE)
     };
