@@ -902,13 +902,9 @@ impl<const D: usize> Rows<'_, D> {
     /// per duplicate hit).
     #[inline(always)]
     fn first_mask(&self, j: usize, fi: u32) -> u32 {
-        const ONES: u64 = 0x0101_0101_0101_0101;
         let v = u64::from_le_bytes(self.fst[j..j + 8].try_into().expect("eight bytes"));
-        // Byte k is zero iff row j + k completes `fi` (flags are at most two bits).
-        let t = (v | (fi as u64 * ONES)) ^ (low_mask(self.c) * ONES);
-        let bad = (t | t >> 1) & ONES;
-        // Byte k's low bit to bit 56 + k (no carries: each sum bit has one source).
-        !(bad.wrapping_mul(0x0102_0408_1020_4080) >> 56) as u32 & 0xff
+        // Each row's flags or'ed with `fi`, then the run's rule on the pair.
+        first_pairs(v | (fi as u64 * 0x0101_0101_0101_0101), low_mask(self.c) as u32)
     }
 
     /// See [`Columns::corner`].
