@@ -341,20 +341,23 @@ const ORDERED_PACKED: usize = 12;
 #[inline(always)]
 fn lsd<const P: usize>(keys: &mut [u32], width: u32, tmp: &mut Vec<u32>, hist: &mut Vec<u32>) {
     let n = keys.len();
-    let mut dg = [(0u32, 0u32); P];
-    let mut shift = 0;
+    // Each digit's shift, mask and first counter: the counters of digit `q` are
+    // `hist[at..=at + m]`, as many as its values, so that only those are cleared.
+    let mut dg = [(0u32, 0u32, 0usize); P];
+    let (mut shift, mut at) = (0, 0);
     for (q, d) in dg.iter_mut().enumerate() {
         let bits = (width - shift).div_ceil((P - q) as u32);
-        *d = (shift, low_bits(bits));
+        *d = (shift, low_bits(bits), at);
         shift += bits;
+        at += 1 << bits;
     }
     hist.clear();
-    hist.resize(P << BUCKET_DIGIT, 0);
+    hist.resize(at, 0);
     for &k in keys.iter() {
-        for (q, &(s, m)) in dg.iter().enumerate() {
-            // SAFETY: a digit is at most `m < 2^BUCKET_DIGIT` (`bits <= BUCKET_DIGIT`, as
-            // `width <= BUCKET_DIGIT * P`).
-            unsafe { *hist.get_unchecked_mut((q << BUCKET_DIGIT) + ((k >> s) & m) as usize) += 1 };
+        for &(s, m, o) in dg.iter() {
+            // SAFETY: a digit is at most `m`, and digit `q`'s counters are `o..=o + m`,
+            // inside `hist` (its length is the sum of the digits' `m + 1`).
+            unsafe { *hist.get_unchecked_mut(o + ((k >> s) & m) as usize) += 1 };
         }
     }
     // The other buffer: every slot is written before it is read, so a kept one is not
@@ -364,8 +367,8 @@ fn lsd<const P: usize>(keys: &mut [u32], width: u32, tmp: &mut Vec<u32>, hist: &
     }
     let tmp = &mut tmp[..n];
     let mut in_keys = true;
-    for (q, &(s, m)) in dg.iter().enumerate() {
-        let h = &mut hist[q << BUCKET_DIGIT..(q << BUCKET_DIGIT) + m as usize + 1];
+    for &(s, m, o) in dg.iter() {
+        let h = &mut hist[o..o + m as usize + 1];
         if h.iter().any(|&c| c as usize == n) {
             continue;
         }
