@@ -258,10 +258,12 @@ impl Bucket for Packed<'_> {
     #[inline(always)]
     fn sort_into(self, i0: u32, w: u32, s: Scratch<'_>, to: Option<&mut [MaybeUninit<[u32; 2]>]>) {
         let (_, hist, tmp) = s;
-        let (jb, j0) = sort_packed(self.keys, i0, w, self.jbits, tmp, hist);
+        let n = self.keys.len();
+        let (jb, j0, in_tmp) = sort_packed(self.keys, i0, w, self.jbits, tmp, hist);
+        let sorted: &[u32] = if in_tmp { &tmp[..n] } else { self.keys };
         let mask = low_bits(jb);
         debug_assert!(to.is_some(), "a packed bucket is copied out");
-        for (d, &k) in to.into_iter().flatten().zip(self.keys.iter()) {
+        for (d, &k) in to.into_iter().flatten().zip(sorted.iter()) {
             d.write([i0 + (k >> jb), j0 + (k & mask)]);
         }
     }
@@ -269,7 +271,8 @@ impl Bucket for Packed<'_> {
 
 /// Sorts a bucket of packed keys (`(i - i0) << jbits | j`, first indices `i0..i0 + w`) and
 /// says how to read a sorted key `k` back: `(jb, j0)` for the pair `[i0 + (k >> jb), j0 +
-/// (k & low_bits(jb))]`.
+/// (k & low_bits(jb))]`, and where the sorted keys lie: `keys`, or (`true`) the first
+/// `keys.len()` of `tmp`.
 ///
 /// A bucket of under two pairs a first index goes to [`sort_sparse`] (the counters of the
 /// radix digits would outnumber its pairs); a bigger one is sorted by [`lsd`] on the key
@@ -286,12 +289,12 @@ fn sort_packed(
     jbits: u32,
     tmp: &mut Vec<u32>,
     hist: &mut Vec<u32>,
-) -> (u32, u32) {
+) -> (u32, u32, bool) {
     let n = keys.len();
     if n < 8 || n * 4 < w as usize {
         // Few keys, or few for many indices: counters of either kind would cost more.
         keys.sort_unstable();
-        return (jbits, 0);
+        return (jbits, 0, false);
     }
     let mask = low_bits(jbits);
     // One pass for the widest partner and the disorder: keys below the one before with
@@ -303,7 +306,7 @@ fn sort_packed(
     }
     if n < SPARSE_PACKED * w as usize || (descents * ORDERED < n && n < ORDERED_PACKED * w as usize) {
         sort_sparse(keys, i0, w, jbits, tmp, hist);
-        return (jbits, 0);
+        return (jbits, 0, false);
     }
     // j > i >= i0 for every pair, so j - i0 is in 1..=j_max - i0.
     let jb = u32::BITS - (j_max - i0).leading_zeros();
@@ -316,12 +319,12 @@ fn sort_packed(
         (jbits, 0)
     };
     let width = jb + (u32::BITS - (w - 1).leading_zeros());
-    match width.div_ceil(BUCKET_DIGIT) {
+    let in_tmp = match width.div_ceil(BUCKET_DIGIT) {
         0 | 1 => lsd::<1>(keys, width, tmp, hist),
         2 => lsd::<2>(keys, width, tmp, hist),
         _ => lsd::<3>(keys, width, tmp, hist),
-    }
-    (jb, j0)
+    };
+    (jb, j0, in_tmp)
 }
 
 /// Pairs a first index below which [`sort_packed`] takes [`sort_sparse`]. PERF: buckets of
@@ -335,11 +338,14 @@ const ORDERED_PACKED: usize = 12;
 
 /// Stable LSD radix sort of `keys` on their low `width <= 11 P` bits, in `P` equal digits:
 /// one pass counts every digit, then a pass a digit that is not the same for every key.
+/// The passes go back and forth between `keys` and `tmp`; returns `true` where the sorted
+/// keys end in `tmp` (its first `keys.len()`), for the caller to read them there: a copy
+/// back was a pass more (three digits end in `tmp`).
 /// PERF: `radix_sort::sort_slices` in its place (a count pass a digit, per-pass buffers)
 /// made the pair stage slower: 3D varied 100k 5.51-5.59 -> 7.08-7.22 ms, 10k 0.45-0.46 ->
 /// 0.54-0.55, tiles 100k 8.44-8.47 -> 9.63-9.75 (demo, 2 threads, alternated).
 #[inline(always)]
-fn lsd<const P: usize>(keys: &mut [u32], width: u32, tmp: &mut Vec<u32>, hist: &mut Vec<u32>) {
+fn lsd<const P: usize>(keys: &mut [u32], width: u32, tmp: &mut Vec<u32>, hist: &mut Vec<u32>) -> bool {
     let n = keys.len();
     // Each digit's shift, mask and first counter: the counters of digit `q` are
     // `hist[at..=at + m]`, as many as its values, so that only those are cleared.
@@ -389,9 +395,7 @@ fn lsd<const P: usize>(keys: &mut [u32], width: u32, tmp: &mut Vec<u32>, hist: &
         }
         in_keys = !in_keys;
     }
-    if !in_keys {
-        keys.copy_from_slice(tmp);
-    }
+    !in_keys
 }
 
 /// `2^bits - 1` for `bits <= 32`.
@@ -955,8 +959,10 @@ mod tests {
             return;
         }
         let mut packed: Vec<u32> = bk.iter().map(|p| (p[0] - i0) << jbits | p[1]).collect();
-        let (jb, j0) = sort_packed(&mut packed, i0, w, jbits, &mut tmp32, &mut hist);
-        let back: Vec<[u32; 2]> = packed.iter().map(|&k| [i0 + (k >> jb), j0 + (k & low_bits(jb))]).collect();
+        let n = packed.len();
+        let (jb, j0, in_tmp) = sort_packed(&mut packed, i0, w, jbits, &mut tmp32, &mut hist);
+        let sorted = if in_tmp { &tmp32[..n] } else { &packed[..] };
+        let back: Vec<[u32; 2]> = sorted.iter().map(|&k| [i0 + (k >> jb), j0 + (k & low_bits(jb))]).collect();
         assert_eq!(back, want, "{what}: packed");
     }
 
