@@ -46,8 +46,14 @@ macro_rules! radix_key {
 radix_key!(u32, u64, u128);
 
 /// Below this many records the sequential driver is used (the parallel one would spend
-/// more on task setup than it saves).
-const PAR_MIN: usize = 1 << 15;
+/// more on task setup than it saves). PERF: 3D varied 10k boxes (22.7k entries), 2
+/// threads, demo, p10 against 32k records (one chunk): sort stage 0.60-0.70x, uniform
+/// 0.67x. [`MIN_PER_BUCKET`] went from 8 to 4 with it, so that 22.7k records make two
+/// chunks.
+const PAR_MIN: usize = 1 << 13;
+/// On one thread, below this many records one chunk (two chunks on one thread sorted the
+/// 22.7k entries 1.10x slower).
+const SEQ_ONE_THREAD: usize = 1 << 15;
 /// Below this many records a comparison sort of the whole value is used instead.
 const SMALL: usize = 256;
 /// Digit width in bits, and buckets per digit (the most: see [`digit_bits`]).
@@ -97,19 +103,19 @@ fn sort_in_chunks<T: RadixKey>(data: &mut Vec<T>, scratch: &mut Vec<T>, bits: Ra
 /// sorting the 127k entries of 2D uniform 100k boxes took 1.47 ms at 16 threads against
 /// 0.33 at 2 (on 2 cores, demo best): 64 histograms of 2^11 buckets, 1 MB of offsets
 /// allocated each pass and a prefix that strode across them.
-const MIN_PER_BUCKET: usize = 8;
+const MIN_PER_BUCKET: usize = 4;
 
 /// The chunks the parallel driver cuts `n` records into, with `digit`-bit digits: one below
-/// [`PAR_MIN`] records; else as many as [`MIN_PER_BUCKET`] allows, up to four a thread,
+/// [`PAR_MIN`] records (or [`SEQ_ONE_THREAD`] on one thread); else as many as [`MIN_PER_BUCKET`] allows, up to four a thread,
 /// and a whole number a thread where there are enough for every thread, so that no
 /// thread sorts a chunk more than the others. PERF: in one alternation 7 chunks on 2
 /// threads sorted 127k entries in 0.44 ms and 8 chunks in 0.32 (demo best), but a sweep
 /// of 2 to 16 chunks on the loaded machine later was all within its noise (0.47-0.60).
 fn chunk_count(n: usize, digit: u32) -> usize {
-    if n < PAR_MIN {
+    let threads = rayon::current_num_threads().max(1);
+    if n < PAR_MIN || threads == 1 && n < SEQ_ONE_THREAD {
         return 1;
     }
-    let threads = rayon::current_num_threads().max(1);
     let most = n / (MIN_PER_BUCKET << digit);
     if most < threads {
         most.max(1)
@@ -120,8 +126,8 @@ fn chunk_count(n: usize, digit: u32) -> usize {
 
 /// Sorts `data` by `bits` using `scratch` (same length) as the other buffer; returns true
 /// when the result ended in `scratch`. `chunks == 0` picks the chunk count from the pool
-/// and `n`: sequential below 32k records, else up to four chunks a thread of at least 8
-/// records a bucket of the digit. A given count is cut to one chunk per `2^digit` records.
+/// and `n`: one chunk below 8k records (32k on one thread), else up to four chunks a
+/// thread of at least 4 records a bucket of the digit. A given count is cut to one chunk per `2^digit` records.
 pub fn sort_slices<T: RadixKey>(data: &mut [T], scratch: &mut [T], bits: Range<u32>, chunks: usize) -> bool {
     let n = data.len();
     assert_eq!(n, scratch.len(), "radix scratch must match the data length");
@@ -376,17 +382,21 @@ mod tests {
         for threads in [1, 2, 3, 16] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
             pool.install(|| {
-                for n in [PAR_MIN - 1, PAR_MIN, 100_000, 127_231, 1 << 19, 5 << 20] {
+                for n in [PAR_MIN - 1, PAR_MIN, 22_677, SEQ_ONE_THREAD, 100_000, 127_231, 1 << 19, 5 << 20] {
                     let digit = digit_bits(n);
                     let c = chunk_count(n, digit);
                     assert!((1..=4 * threads).contains(&c), "{threads} threads, n {n}: {c}");
-                    if n < PAR_MIN {
-                        assert_eq!(c, 1);
+                    if n < PAR_MIN || threads == 1 && n < SEQ_ONE_THREAD {
+                        assert_eq!(c, 1, "{threads} threads, n {n}");
                     } else if c > 1 {
                         assert!(n / c >= MIN_PER_BUCKET << digit, "{threads} threads, n {n}: {c}");
                     }
                     if c >= threads {
                         assert_eq!(c % threads, 0, "{threads} threads, n {n}: {c}");
+                    }
+                    if threads == 2 && n == 22_677 {
+                        // 3D varied 10k boxes' entries: split between the two threads.
+                        assert_eq!(c, 2);
                     }
                 }
             });
