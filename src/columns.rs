@@ -845,7 +845,7 @@ impl<const D: usize> Rows<'_, D> {
         Some(lanes)
     }
 
-    /// Tests box `bx` against rows `from..to` in order while their `qx` is at most `qh`
+    /// Tests box `bx` against `rows` in order while their `qx` is at most `qh`
     /// (rows sorted by `qx`), and pushes `key(row)` to `out` for each row whose box
     /// overlaps `bx` and whose lane is set in `pre(j)`, a mask over rows `j..j + 8` (bit 0
     /// is row `j`), asked only for blocks with an overlap. `key` may be asked for rows that
@@ -859,14 +859,13 @@ impl<const D: usize> Rows<'_, D> {
         &self,
         bx: &Aabb<D>,
         qh: f32,
-        from: usize,
-        to: usize,
+        rows: std::ops::Range<usize>,
         mut pre: impl FnMut(usize) -> u32,
         key: impl Fn(usize) -> u64,
         out: &mut Sink<'_>,
     ) -> usize {
         let n = self.qx.len();
-        let mut j = from;
+        let (mut j, to) = (rows.start, rows.end);
         let mut tested = 0;
         while j < to && j + 8 <= n {
             let xs = f32x8::from(&self.qx[j..j + 8]);
@@ -1588,8 +1587,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         cols.scan(
             &cols.get(i),
             cols.qxh[i],
-            from,
-            b,
+            from..b,
             |j| cols.first_mask(j, fi),
             |y| crate::pairs::key(oi, lay.id(e[y])),
             out,
@@ -1675,8 +1673,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
                 tested += cols.scan(
                     &by,
                     qh,
-                    a + from,
-                    b,
+                    a + from..b,
                     pre,
                     |x| crate::pairs::key(lay.id(e[x]), idy),
                     out,
