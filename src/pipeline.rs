@@ -121,11 +121,15 @@ impl<const D: usize> Broadphase<D> {
         let m = self.config.margin;
         // One pass validates and measures the scene; only a bad scene is scanned again, for
         // the first offending index.
-        let mut scan = crate::sap::scan_scene(boxes, m);
+        // The trim's sample is sorted beside the scan: it reads only its own boxes.
+        let (mut scan, sample) =
+            rayon::join(|| crate::sap::scan_scene(boxes, m), || crate::sap::TrimSample::take(boxes, m));
         if scan.invalid {
             crate::validate::check_boxes(boxes)?;
         }
-        scan.trim(boxes, m);
+        if let Some(sample) = &sample {
+            scan.trim(sample);
+        }
         let (axis, per_box) = scan.best();
         // In 1D a column is the whole line: `Auto` always takes the (parallel) sweep there.
         let method = self.config.method;
