@@ -1104,6 +1104,9 @@ pub(crate) struct LevelTable {
     /// `tag << 16 | pass << 8 | level`, `tag` the class pair.
     slots: Vec<AtomicU32>,
     pass: u32,
+    /// Model evaluations (for the tests).
+    #[cfg(test)]
+    evals: std::sync::atomic::AtomicUsize,
 }
 
 impl LevelTable {
@@ -1148,6 +1151,8 @@ impl LevelTable {
                 w & 0xff
             } else {
                 let l = model.level(class);
+                #[cfg(test)]
+                self.evals.fetch_add(1, Relaxed);
                 second.store(v, Relaxed);
                 first.store(tag << 16 | self.pass << 8 | l, Relaxed);
                 l
@@ -2004,6 +2009,34 @@ mod tests {
                 }
             }
             assert!(differ > 100, "the two models should choose differently: {differ}");
+        }
+    }
+
+    /// A scene's class pairs are close (sizes within a few octaves; 256 to 576 pairs
+    /// here): each is evaluated once a pass, in the tables sized for 10k and 100k boxes
+    /// (1,024 and 8,192 slots). With the old hash (low bits, one way) this failed (1,639
+    /// evaluations for 576 pairs), and with this hash in one way (1,025 for 256).
+    #[test]
+    fn level_table_evaluates_each_class_pair_once() {
+        let model = LevelModel::new(2, 21, 64, 1e-9, full(21));
+        let mut r = crate::scene::Rng::new(5);
+        for (n, octaves) in [(10_000, 2u32), (10_000, 3), (100_000, 2), (100_000, 4)] {
+            let mut table = LevelTable::default();
+            table.begin(2, n);
+            let mut pairs = std::collections::BTreeSet::new();
+            for _ in 0..20_000 {
+                let mut qlo = [0u32; 2];
+                let mut qhi = [0u32; 2];
+                for k in 0..2 {
+                    qlo[k] = (r.next_u64() % (1 << 19)) as u32;
+                    let ext = (1u64 << 12) << (r.next_u64() % octaves as u64);
+                    qhi[k] = qlo[k] + (ext + r.next_u64() % ext) as u32;
+                }
+                pairs.insert(size_classes(2, &qlo, &qhi));
+                assert_eq!(table.choose(&model, qlo, qhi), model.choose(qlo, qhi));
+            }
+            let evals = table.evals.load(Relaxed);
+            assert_eq!(evals, pairs.len(), "n {n}, {octaves} octaves: {} slots", table.slots.len());
         }
     }
 
