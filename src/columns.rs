@@ -395,7 +395,8 @@ impl<const D: usize> Columns<D> {
     /// along the sweep axis, for the cost model), over the spread of all lower bounds and
     /// over the bulk's ([`crate::sap::AxisStats::plan_density`]), `mean_ext` the boxes' mean extent along `ax` (for the `qx`
     /// precision), `bulk` the extent the bulk of the boxes occupies on each axis, where
-    /// known, and the share of the axis they cover (for the cost model's density).
+    /// known, and the share of the axis they cover (for the cost model's density), and
+    /// `spread` how far the boxes' sizes spread ([`crate::sap::AxisStats::size_spread`]).
     #[allow(clippy::too_many_arguments)]
     pub fn plan(
         &mut self,
@@ -406,6 +407,7 @@ impl<const D: usize> Columns<D> {
         density: [f64; 2],
         mean_ext: f64,
         bulk: [(Option<f64>, f64); D],
+        spread: f64,
     ) {
         let m = config.margin;
         let bits = grid_bits(D);
@@ -468,7 +470,16 @@ impl<const D: usize> Columns<D> {
             per_box = density[1];
         }
         let area = section(&world);
-        let lambda = per_box / area * cost_ratio();
+        // Sizes spread widely (over [`crate::pipeline::SIZE_SPREAD_MAX`]), 3D: half the
+        // candidates' weight. `per_box` is a whole-scene sweep's tests a box, which the big
+        // boxes' extents along the sweep axis inflate; the many small boxes meet fewer
+        // candidates than it says (a box of extent `e` meets about the boxes within
+        // `e + mean` of it, not `2 mean`). PERF: 3D varied (sizes over two orders of
+        // magnitude, spread about 40), ratio 0.125 against 0.25, 2 threads: frame 0.955
+        // at 10k, 0.974 at 100k; 1M (1 thread) 0.988; no other scene of `scene::by_name` at
+        // 100k has a spread over 5. Not in 2D: 2D varied 100k was 0.913 but 1M 1.075.
+        let wide = c == 2 && spread > crate::pipeline::SIZE_SPREAD_MAX;
+        let lambda = per_box / area * cost_ratio() * if wide { 0.5 } else { 1.0 };
         let level_out = Out(self.level.as_mut_ptr());
         let count_out = Out(self.count.as_mut_ptr());
         let chunk = chunk_len(n);

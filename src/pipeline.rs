@@ -37,7 +37,7 @@ const SWEEP_MIN_PER_BOX: f64 = 32.0;
 /// first two (1.02-1.37x), even or mixed at 10 (0.83-1.17x), and slower at 32 and 100
 /// (0.57-0.82x) (2 threads, two runs, `docs/BENCHMARKS.md`). Many levels of columns cost
 /// more a box.
-const SIZE_SPREAD_MAX: f64 = 5.0;
+pub(crate) const SIZE_SPREAD_MAX: f64 = 5.0;
 
 /// The most tests a box (as estimated) at which `Method::Auto` sweeps a scene of `n` live
 /// boxes whole instead of taking the columns. Where the boxes' sizes spread over more than
@@ -167,6 +167,7 @@ impl<const D: usize> Broadphase<D> {
             scan.plan_density(axis),
             scan.mean_extent(axis),
             bulk,
+            scan.size_spread(),
         );
         self.stats.t_store = t0.elapsed();
         if self.cols.layout.bits() <= 64 {
