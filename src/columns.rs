@@ -1700,14 +1700,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
                 let fi = lay.first(ey);
                 let pre = |j: usize| cols.first_mask(j, fi);
                 let (idy, out) = (lay.id(ey), &mut self.out);
-                tested += cols.scan(
-                    &by,
-                    qh,
-                    a + from..b,
-                    pre,
-                    |x| crate::pairs::key(lay.id(e[x]), idy),
-                    out,
-                );
+                tested += cols.scan(&by, qh, a + from..b, pre, |x| crate::pairs::key(lay.id(e[x]), idy), out);
             }
             y0 = y1;
         }
