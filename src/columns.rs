@@ -1101,8 +1101,9 @@ fn most_at(c: u32, top: &[u32; 2], l: u32) -> u64 {
 
 /// [`LevelModel::level`] by size classes, remembered for one plan pass and shared by its
 /// jobs: a two-way table of about `n / 16` slots (256 to 65,536; in 2D one a class), the
-/// set of a pair of classes picked by Fibonacci hashing, each slot holding a class pair, the pass's number and the level, so that a new pass
-/// starts afresh without clearing the slots (they are cleared once every 255 passes). Jobs
+/// set of a pair of classes picked by Fibonacci hashing, each slot holding a class pair,
+/// the pass's number and the level, so that a new pass starts afresh without clearing the
+/// slots (they are cleared once every 255 passes). Jobs
 /// that meet a class pair at the same time may both evaluate the model; they store the
 /// same level, and a slot is one atomic word, so a reader sees one store or the other.
 /// PERF: evaluated per box, the model (a chain of dependent multiplies and branches) took
@@ -1364,31 +1365,28 @@ impl<'a> Sink<'a> {
     /// made the sweep 1.04x slower on varied and clustered 100k (same binary).
     #[inline(always)]
     fn push_masked(&mut self, m: u32, key: impl Fn(usize) -> u64) {
-        let len = self.len;
-        if let Some(dst) = self.buf.get_mut(len..len + 8) {
-            let mut at = 0;
-            for l in 0..8 {
-                // SAFETY: `at <= l < 8 = dst.len()`.
-                unsafe { *dst.get_unchecked_mut(at) = key(l) };
-                at += (m >> l & 1) as usize;
-            }
-            self.len = len + at;
-            return;
-        }
-        if self.block.capacity() - self.block.len() < 8 {
+        // Eight free slots: in the buffer, else in the block (flushed if short of them).
+        let in_buf = self.len + 8 <= self.buf.len();
+        if !in_buf && self.block.capacity() - self.block.len() < 8 {
             self.flush();
         }
-        let l0 = self.block.len();
-        // SAFETY: the block has room for eight more keys (above); `at <= l < 8`, and
-        // `l0 + at` slots are written when the length is set.
-        unsafe {
-            let dst = self.block.as_mut_ptr().add(l0);
-            let mut at = 0;
-            for l in 0..8 {
-                dst.add(at).write(key(l));
-                at += (m >> l & 1) as usize;
-            }
-            self.block.set_len(l0 + at);
+        let dst = if in_buf {
+            self.buf[self.len..].as_mut_ptr()
+        } else {
+            // SAFETY: the block's length is within its capacity.
+            unsafe { self.block.as_mut_ptr().add(self.block.len()) }
+        };
+        let mut at = 0;
+        for l in 0..8 {
+            // SAFETY: `dst` has eight writable slots (above) and `at <= l < 8`.
+            unsafe { dst.add(at).write(key(l)) };
+            at += (m >> l & 1) as usize;
+        }
+        if in_buf {
+            self.len += at;
+        } else {
+            // SAFETY: the `at` slots past the old length were written above.
+            unsafe { self.block.set_len(self.block.len() + at) };
         }
     }
 
