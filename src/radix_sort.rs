@@ -47,9 +47,9 @@ radix_key!(u32, u64, u128);
 
 /// Below this many records the sequential driver is used (the parallel one would spend
 /// more on task setup than it saves). PERF: 3D varied 10k boxes (22.7k entries), 2
-/// threads, demo, p10 against 32k records (one chunk): sort stage 0.60-0.70x, uniform
-/// 0.67x. [`MIN_PER_BUCKET`] went from 8 to 4 with it, so that 22.7k records make two
-/// chunks.
+/// threads, demo, p10 against 32k records (one chunk): sort stage 0.60-0.82x (two runs of
+/// pairs), uniform 0.67x. [`MIN_PER_BUCKET`] went from 8 to 4 with it, so that 22.7k
+/// records make two chunks.
 const PAR_MIN: usize = 1 << 13;
 /// On one thread, below this many records one chunk (two chunks on one thread sorted the
 /// 22.7k entries 1.10x slower).
@@ -106,7 +106,8 @@ fn sort_in_chunks<T: RadixKey>(data: &mut Vec<T>, scratch: &mut Vec<T>, bits: Ra
 const MIN_PER_BUCKET: usize = 4;
 
 /// The chunks the parallel driver cuts `n` records into, with `digit`-bit digits: one below
-/// [`PAR_MIN`] records (or [`SEQ_ONE_THREAD`] on one thread); else as many as [`MIN_PER_BUCKET`] allows, up to four a thread,
+/// [`PAR_MIN`] records (or [`SEQ_ONE_THREAD`] on one thread); else as many as
+/// [`MIN_PER_BUCKET`] allows, up to four a thread,
 /// and a whole number a thread where there are enough for every thread, so that no
 /// thread sorts a chunk more than the others. PERF: in one alternation 7 chunks on 2
 /// threads sorted 127k entries in 0.44 ms and 8 chunks in 0.32 (demo best), but a sweep
@@ -127,7 +128,8 @@ fn chunk_count(n: usize, digit: u32) -> usize {
 /// Sorts `data` by `bits` using `scratch` (same length) as the other buffer; returns true
 /// when the result ended in `scratch`. `chunks == 0` picks the chunk count from the pool
 /// and `n`: one chunk below 8k records (32k on one thread), else up to four chunks a
-/// thread of at least 4 records a bucket of the digit. A given count is cut to one chunk per `2^digit` records.
+/// thread of at least 4 records a bucket of the digit. A given count is cut to one chunk
+/// per `2^digit` records.
 pub fn sort_slices<T: RadixKey>(data: &mut [T], scratch: &mut [T], bits: Range<u32>, chunks: usize) -> bool {
     let n = data.len();
     assert_eq!(n, scratch.len(), "radix scratch must match the data length");
