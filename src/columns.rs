@@ -863,10 +863,18 @@ impl<const D: usize> Rows<'_, D> {
     /// are not pushed (all eight of a block, [`Sink::push_masked`]).
     /// Returns the rows tested.
     ///
+    /// `BATCH`: a block's hits go to a 64-row word, emitted bit by bit once the word is
+    /// full or the scan ends, for long windows (a run row's, after [`Walker::run`]'s
+    /// steps); else each block's hits are emitted at once, eight lanes written
+    /// ([`Sink::push_masked`]), for windows of a few blocks (a range row's).
+    ///
     /// PERF: eight rows a step with `wide::f32x8`, reading past `to` (masked) while the
-    /// arrays last; the `qx` mask is a prefix because `qx` ascends.
+    /// arrays last; the `qx` mask is a prefix because `qx` ascends. Batched, against a
+    /// block at a time, 1 thread (p10 ratios, same binary): sweep 3D varied 100k 0.97,
+    /// 10k 0.96 (run rows); range rows were slower so (2D varied 100k 1.05), and keep
+    /// the block at a time.
     #[inline(always)]
-    fn scan(
+    fn scan<const BATCH: bool>(
         &self,
         bx: &Aabb<D>,
         qh: f32,
@@ -878,6 +886,14 @@ impl<const D: usize> Rows<'_, D> {
         let n = self.qx.len();
         let (mut j, to) = (rows.start, rows.end);
         let mut tested = 0;
+        let emit = |w: u64, j0: usize, out: &mut Sink<'_>| {
+            let mut w = w;
+            while w != 0 {
+                out.push(key(j0 + w.trailing_zeros() as usize));
+                w &= w - 1;
+            }
+        };
+        let (mut word, mut j0) = (0u64, j);
         while j < to && j + 8 <= n {
             let xs = f32x8::from(&self.qx[j..j + 8]);
             let live = if to - j >= 8 { 0xff } else { (1u32 << (to - j)) - 1 };
@@ -885,18 +901,28 @@ impl<const D: usize> Rows<'_, D> {
             // A prefix (`qx` ascends): its length is a trailing-zero count (PERF: baseline
             // x86_64 has no popcnt instruction; `count_ones` is a dozen).
             tested += (!in_x).trailing_zeros() as usize;
-            let mut m = in_x & crate::sap::overlap_mask8(&self.lo, &self.hi, j, bx, 0);
-            if m != 0 {
-                m &= pre(j);
+            let m = in_x & crate::sap::overlap_mask8(&self.lo, &self.hi, j, bx, 0);
+            if !BATCH {
                 if m != 0 {
-                    out.push_masked(m, |l| key(j + l));
+                    let m = m & pre(j);
+                    if m != 0 {
+                        out.push_masked(m, |l| key(j + l));
+                    }
                 }
+            } else if m != 0 {
+                word |= ((m & pre(j)) as u64) << (j - j0);
             }
             if in_x != 0xff {
+                emit(word, j0, out);
                 return tested;
             }
             j += 8;
+            if j - j0 == 64 {
+                emit(word, j0, out);
+                (word, j0) = (0, j);
+            }
         }
+        emit(word, j0, out);
         while j < to && self.qx[j] <= qh {
             tested += 1;
             if bx.overlaps(&self.get(j)) && pre(j) & 1 != 0 {
@@ -940,6 +966,7 @@ fn first_pairs(v: u64, all: u32) -> u32 {
 /// Offsets a block of eight run rows takes together before its lanes go on one at a time
 /// (see `Walker::run`).
 const RUN_STEPS: usize = 16;
+const _: () = assert!(RUN_STEPS % 8 == 0, "Walker::run reads its step bytes eight a word");
 
 /// Columns a box spans at level `l` on `c` column axes.
 #[inline(always)]
@@ -1201,6 +1228,8 @@ pub(crate) struct SweepCounts {
     pub exact_tests: usize,
     pub crowded: usize,
     pub rdc_splits: usize,
+    /// Ranges swept row by row ([`Walker::range`]) and in groups ([`Walker::range_grouped`]).
+    pub ranges: [usize; 2],
 }
 
 impl SweepCounts {
@@ -1210,6 +1239,7 @@ impl SweepCounts {
             exact_tests: self.exact_tests + o.exact_tests,
             crowded: self.crowded + o.crowded,
             rdc_splits: self.rdc_splits + o.rdc_splits,
+            ranges: [self.ranges[0] + o.ranges[0], self.ranges[1] + o.ranges[1]],
         }
     }
 }
@@ -1264,6 +1294,8 @@ impl<const D: usize> Columns<D> {
                     out: Sink::new(share, spill),
                     uniq: Vec::new(),
                     ends: Vec::new(),
+                    order: Vec::new(),
+                    hits: Vec::new(),
                     counts: SweepCounts::default(),
                 };
                 let (from, to) = (bounds[c], bounds[c + 1].max(bounds[c]));
@@ -1500,6 +1532,11 @@ struct Walker<'a, const D: usize, T> {
     uniq: Vec<(u32, u32)>,
     /// The run's running maximum of `qxhi` (range path).
     ends: Vec<f32>,
+    /// A range's rows that stand for their boxes, as `qx << 32 | row`, sorted (grouped
+    /// range path).
+    order: Vec<u64>,
+    /// A group's hit masks, one a run row (grouped range path).
+    hits: Vec<u8>,
     counts: SweepCounts,
 }
 
@@ -1524,7 +1561,13 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
             } else {
                 self.run(a, b);
                 if r > b {
-                    self.range(a, b, r);
+                    if grouped::<D>(b - a, r - b) {
+                        self.counts.ranges[1] += 1;
+                        self.range_grouped(a, b, r);
+                    } else {
+                        self.counts.ranges[0] += 1;
+                        self.range(a, b, r);
+                    }
                 }
             }
             a = b;
@@ -1546,6 +1589,12 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     /// before: 2D uniform 1M 17.8-18.0 -> 12.4 ms, 3D uniform 1M 32.9-33.1 -> 26.4-28.0,
     /// 100k 2.91-2.93 -> 2.08, 3D mixed 1M 52.1-54.1 -> 45.4-46.0; 3D tiles 100k (dense
     /// runs) 9.05-9.06 -> 9.3-9.9. `RUN_STEPS` 8 or 32 measured the same as 16.
+    ///
+    /// A step's hit mask goes to a byte; after the steps the bytes are read eight a word
+    /// and each set bit emitted (bit `t`: lane `t % 8`, offset `t / 8 + 1`). PERF: a
+    /// branch on every step's mask, then an emit of all eight lanes, mispredicted where
+    /// hits come now and then; the words' loops end once per eight steps. Sweep, 1 thread,
+    /// demo (p10 ratios, alternated): 3D uniform 1M 0.87, 3D varied 100k 0.91, 10k 0.91.
     #[inline(always)]
     fn run(&mut self, a: usize, b: usize) {
         let cols = self.cols;
@@ -1562,6 +1611,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
             let fi = u64::from_le_bytes(cols.fst[i..i + 8].try_into().expect("eight bytes"));
             let mut act = live;
             let mut d = 1;
+            let mut hits = [0u8; RUN_STEPS];
             while act != 0 && d <= RUN_STEPS {
                 let j = i + d;
                 if j + 8 > n {
@@ -1579,15 +1629,19 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
                         & f32x8::from(&cols.lo[k][j..j + 8]).simd_le(hi[k]);
                     m &= ok.to_bitmask();
                 }
-                if m != 0 {
-                    let fj = u64::from_le_bytes(cols.fst[j..j + 8].try_into().expect("eight bytes"));
-                    m &= first_pairs(fi | fj, all);
-                    if m != 0 {
-                        let (ei, ej) = (&e[i..i + 8], &e[j..j + 8]);
-                        self.out.push_masked(m, |l| crate::pairs::key(lay.id(ei[l]), lay.id(ej[l])));
-                    }
-                }
+                let fj = u64::from_le_bytes(cols.fst[j..j + 8].try_into().expect("eight bytes"));
+                m &= first_pairs(fi | fj, all);
+                hits[d - 1] = m as u8;
                 d += 1;
+            }
+            for (wi, w8) in hits.chunks_exact(8).enumerate() {
+                let mut w = u64::from_le_bytes(w8.try_into().expect("eight bytes"));
+                while w != 0 {
+                    let t = w.trailing_zeros() as usize;
+                    let (l, dd) = (t % 8, wi * 8 + t / 8 + 1);
+                    self.out.push(crate::pairs::key(lay.id(e[i + l]), lay.id(e[i + l + dd])));
+                    w &= w - 1;
+                }
             }
             // Lanes still in: the rest of their windows, a row at a time.
             while act != 0 {
@@ -1612,7 +1666,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         let (e, lay) = (self.entries, self.lay);
         let (fi, oi) = (lay.first(e[i]), lay.id(e[i]));
         let out = &mut self.out;
-        cols.scan(
+        cols.scan::<true>(
             &cols.get(i),
             cols.qxh[i],
             from..b,
@@ -1698,10 +1752,129 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
                 let fi = lay.first(ey);
                 let pre = |j: usize| cols.first_mask(j, fi);
                 let (idy, out) = (lay.id(ey), &mut self.out);
-                tested += cols.scan(&by, qh, a + from..b, pre, |x| crate::pairs::key(lay.id(e[x]), idy), out);
+                tested += cols.scan::<false>(
+                    &by,
+                    qh,
+                    a + from..b,
+                    pre,
+                    |x| crate::pairs::key(lay.id(e[x]), idy),
+                    out,
+                );
             }
             y0 = y1;
         }
+        self.ends = ends;
+        self.counts.candidates += tested;
+        self.counts.exact_tests += tested;
+    }
+
+    /// The run `a..b` against its range `b..r`, as [`Self::range`] but eight range rows at
+    /// a time: the range's rows that stand for their boxes, sorted by `qx` (the range is a
+    /// sequence of runs, each sorted), go in groups of up to eight whose starts lie within
+    /// the run's mean extent along the sweep axis of the first's; a group's rows are the
+    /// SIMD lanes, and every run row of the group's window (from the first `x` whose
+    /// `ends[x]` reaches the first lane's start to the last that starts before the
+    /// lanes' furthest end) is tested against all of them in one step: its box broadcast,
+    /// the exact test and the ownership mask ([`first_pairs`]) of the eight pairs. The
+    /// window holds every lane's own (starts ascend), so no pair is missed; its extra rows
+    /// fail the exact test. A step's hits go to a byte, and the bytes are emitted after the
+    /// group's window, eight steps a word (see [`Self::run`]).
+    ///
+    /// PERF: row by row, a range row paid a window search, a scan of about three SIMD steps
+    /// whose exit and hit branches mispredict, and its emits. Grouped, the searches and
+    /// branches are a group's, at the cost of a wider window a row (3D varied 100k: 69.4
+    /// candidates a box, 56.4 row by row). 3D varied, 1 thread, demo (p10 ratios, same
+    /// binary, alternated): sweep 0.81 at 100k, 0.82 at 10k (see docs/BENCHMARKS.md for
+    /// the scenes where it is not taken).
+    #[inline(always)]
+    fn range_grouped(&mut self, a: usize, b: usize, r: usize) {
+        let cols = self.cols;
+        let (e, lay) = (self.entries, self.lay);
+        let mut ends = std::mem::take(&mut self.ends);
+        ends.clear();
+        let mut top = f32::NEG_INFINITY;
+        let mut reach = 0.0;
+        ends.extend(cols.qxh[a..b].iter().zip(&cols.qx[a..b]).map(|(&h, &q)| {
+            top = if h > top { h } else { top };
+            reach += h - q;
+            top
+        }));
+        // A group's rows start within the run's mean extent of its first row's start: rows
+        // far apart along the axis (a range over islands, or sparse) would make a window
+        // the sum of theirs.
+        let gap = reach / (b - a) as f32;
+        let run_start = lay.start(e[a]);
+        let mut order = std::mem::take(&mut self.order);
+        order.clear();
+        // `qx` is a non-negative integer in an f32: its bits sort as it does.
+        order.extend(
+            (b..r)
+                .filter(|&y| lay.represents(e[y], run_start))
+                .map(|y| (cols.qx[y].to_bits() as u64) << 32 | y as u64),
+        );
+        order.sort_unstable();
+        let all = low_mask(lay.c) as u32;
+        const ONES: u64 = 0x0101_0101_0101_0101;
+        let mut from = 0;
+        let mut tested = 0;
+        let mut hits = std::mem::take(&mut self.hits);
+        let mut rest = &order[..];
+        while !rest.is_empty() {
+            let q0 = f32::from_bits((rest[0] >> 32) as u32);
+            let mut len = 1;
+            while len < rest.len().min(8) && f32::from_bits((rest[len] >> 32) as u32) - q0 <= gap {
+                len += 1;
+            }
+            let (g, tail) = rest.split_at(len);
+            rest = tail;
+            let mut lo = [[f32::INFINITY; 8]; D];
+            let mut hi = [[f32::NEG_INFINITY; 8]; D];
+            let mut fst = [0u8; 8];
+            let mut id = [0u32; 8];
+            let mut qh = f32::NEG_INFINITY;
+            for (l, &v) in g.iter().enumerate() {
+                let y = v as u32 as usize;
+                for k in 0..D {
+                    lo[k][l] = cols.lo[k][y];
+                    hi[k][l] = cols.hi[k][y];
+                }
+                fst[l] = cols.fst[y];
+                id[l] = lay.id(e[y]);
+                let h = cols.qxh[y];
+                qh = if h > qh { h } else { qh };
+            }
+            from = advance_to(&ends, from, q0);
+            let lo8 = lo.map(f32x8::from);
+            let hi8 = hi.map(f32x8::from);
+            let fy = u64::from_le_bytes(fst);
+            let x0 = a + from;
+            let mut x = x0;
+            hits.clear();
+            // Empty lanes (`lo` = inf, `hi` = -inf) overlap nothing.
+            while x < b && cols.qx[x] <= qh {
+                let mut m = first_pairs(fy | (cols.fst[x] as u64 * ONES), all);
+                for k in 0..D {
+                    let ok = lo8[k].simd_le(f32x8::splat(cols.hi[k][x]))
+                        & f32x8::splat(cols.lo[k][x]).simd_le(hi8[k]);
+                    m &= ok.to_bitmask();
+                }
+                hits.push(m as u8);
+                x += 1;
+            }
+            tested += (x - x0) * g.len();
+            hits.resize(hits.len().next_multiple_of(8), 0);
+            for (wi, w8) in hits.chunks_exact(8).enumerate() {
+                // Bit `t` of the word: run row `x0 + 8 wi + t / 8`, lane `t % 8`.
+                let mut w = u64::from_le_bytes(w8.try_into().expect("eight bytes"));
+                while w != 0 {
+                    let t = w.trailing_zeros() as usize;
+                    self.out.push(crate::pairs::key(lay.id(e[x0 + wi * 8 + t / 8]), id[t % 8]));
+                    w &= w - 1;
+                }
+            }
+        }
+        self.order = order;
+        self.hits = hits;
         self.ends = ends;
         self.counts.candidates += tested;
         self.counts.exact_tests += tested;
@@ -1741,6 +1914,21 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         self.counts.candidates += tests;
         self.counts.exact_tests += tests;
     }
+}
+
+/// Whether a run of `m` rows sweeps its range of `rr` rows in groups
+/// ([`Walker::range_grouped`]) rather than row by row ([`Walker::range`]): in 3D, for a
+/// range of 16 rows or more, at least a third of the run's and at most four times it.
+/// - A sparser range spreads a group's starts over many run rows, each tested against
+///   every lane.
+/// - A denser one is a crowd under a few long boxes (planks), where the row-by-row path's
+///   pieces test each range row against the few run boxes meeting its piece
+///   ([`Rows::lanes_meeting`]).
+/// - In 2D grouping was slower: 2D varied 100k sweep 1.02, 2D mixed 100k 1.16 (1 thread;
+///   docs/BENCHMARKS.md).
+#[inline(always)]
+fn grouped<const D: usize>(m: usize, rr: usize) -> bool {
+    D == 3 && rr >= 16 && 3 * rr >= m && rr <= 4 * m
 }
 
 /// The first index `>= from` whose `ends` is at least `q` (`ends` ascending): eight values

@@ -244,6 +244,10 @@ fn run<const D: usize, T: Entry>(
     stats.exact_tests = counts.exact_tests;
     stats.crowded_cells = counts.crowded;
     stats.rdc_splits = counts.rdc_splits;
+    #[cfg(test)]
+    {
+        stats.ranges = counts.ranges;
+    }
     stats.t_sweep = t.elapsed();
 
     // The keys wait in the scratch and the output; they are sorted in the rows and the
@@ -347,6 +351,39 @@ mod tests {
                     &scene(500, seed, world, size),
                     &Config { crowded_threshold: 1, ..Config::default() },
                 );
+            }
+        }
+    }
+
+    /// Both range paths meet the brute force, each where it is taken: 3D varied sizes make
+    /// ranges as long as their runs, swept in groups (`Walker::range_grouped`); 3D planks
+    /// over small cubes make long ranges under short runs, and 2D varied sizes any ranges,
+    /// swept row by row (`Walker::range`). With a margin too, which widens the windows
+    /// (and, here, leaves the 3D varied ranges short, so row by row).
+    #[test]
+    fn both_range_paths_agree_with_brute_force() {
+        let ranges = |stats: &Stats| stats.ranges;
+        for seed in 0..3 {
+            for margin in [0.0, 0.3] {
+                let c3 = Config::<3> { margin, ..Config::default() };
+                // 6,000 2D boxes would be swept whole.
+                let c2 = Config::<2> { margin, method: Method::Cells, ..Config::default() };
+                let varied = crate::scene::varied::<3>(6000, seed);
+                agree(&varied, &c3);
+                let mut bp = Broadphase::new(c3).unwrap();
+                bp.find_pairs(&varied, &mut Vec::new()).unwrap();
+                // A margin of 0.3 makes the small boxes alike, and their ranges short.
+                assert!(margin > 0.0 || ranges(bp.stats())[1] > 0, "3D varied: no group {:?}", bp.stats());
+                let mixed = crate::scene::mixed::<3>(6000, seed);
+                agree(&mixed, &c3);
+                bp.find_pairs(&mixed, &mut Vec::new()).unwrap();
+                assert!(ranges(bp.stats())[0] > 0, "3D mixed: no range row by row {:?}", bp.stats());
+                let flat = crate::scene::varied::<2>(6000, seed);
+                agree(&flat, &c2);
+                let mut bp = Broadphase::new(c2).unwrap();
+                bp.find_pairs(&flat, &mut Vec::new()).unwrap();
+                let r = ranges(bp.stats());
+                assert!(r[0] > 0 && r[1] == 0, "2D varied: {r:?} ranges row by row and in groups");
             }
         }
     }

@@ -34,4 +34,7 @@ pub struct Stats {
     pub pairs: usize,
     /// RDC splits made inside crowded cells (0 unless `Refine::Rdc`).
     pub rdc_splits: usize,
+    /// Ranges swept row by row and in groups (for the tests).
+    #[cfg(test)]
+    pub(crate) ranges: [usize; 2],
 }
