@@ -1257,7 +1257,8 @@ impl<const D: usize> Columns<D> {
         refine: Refine,
         pool: &mut [u64],
         spill: &Mutex<Vec<[u32; 2]>>,
-    ) -> (SweepCounts, Vec<(usize, usize)>) {
+        n_ids: usize,
+    ) -> (SweepCounts, Vec<ChunkKeys>) {
         let n = entries.len();
         let lay = self.layout;
         // Many chunks, also at small n: a run's range is swept by the chunk holding the
@@ -1281,7 +1282,14 @@ impl<const D: usize> Columns<D> {
             shares.push(head);
             rest = tail;
         }
-        let res: Vec<(SweepCounts, usize)> = shares
+        let mut starts = Vec::with_capacity(chunks);
+        let mut start = 0;
+        for c in 0..chunks {
+            starts.push(start);
+            start += (bounds[c + 1].max(bounds[c]) - bounds[c]) * per;
+        }
+        let fine = crate::pairs::fine_buckets(n_ids);
+        let res: Vec<(SweepCounts, ChunkKeys)> = shares
             .into_par_iter()
             .enumerate()
             .map(|(c, share)| {
@@ -1291,7 +1299,7 @@ impl<const D: usize> Columns<D> {
                     lay,
                     threshold: crowded_threshold as u64,
                     refine,
-                    out: Sink::new(share, spill),
+                    out: Sink::new(share, spill, fine),
                     uniq: Vec::new(),
                     ends: Vec::new(),
                     order: Vec::new(),
@@ -1303,16 +1311,11 @@ impl<const D: usize> Columns<D> {
                     #[inline(always)]
                     || w.walk(from, to),
                 );
-                (w.counts, w.out.finish())
+                (w.counts, w.out.finish(starts[c]))
             })
             .collect();
-        let mut start = 0;
-        let mut used = Vec::with_capacity(chunks);
-        for (c, &(_, len)) in res.iter().enumerate() {
-            used.push((start, len));
-            start += (bounds[c + 1].max(bounds[c]) - bounds[c]) * per;
-        }
-        (res.iter().fold(SweepCounts::default(), |a, r| a.add(r.0)), used)
+        let counts = res.iter().fold(SweepCounts::default(), |a, r| a.add(r.0));
+        (counts, res.into_iter().map(|r| r.1).collect())
     }
 
     /// The rows as pair slots, for the pair stage to sort in once the sweep is done (their
@@ -1360,11 +1363,42 @@ struct Sink<'a> {
     len: usize,
     spill: &'a Mutex<Vec<[u32; 2]>>,
     block: Vec<u64>,
+    /// The keys' counts by `key >> shift` (see [`crate::pairs::fine_buckets`]), taken as a
+    /// block goes to the spill and as the sink finishes, while the keys are in cache.
+    hist: Vec<u32>,
+    shift: u32,
+    /// Where this sink's blocks went in the spill: `(start, len)`.
+    blocks: Vec<(usize, usize)>,
+}
+
+/// What a sweep chunk's [`Sink`] left: its keys in its share of the pool (the first `len`),
+/// its blocks in the spill, and the counts of all of them by fine bucket.
+pub(crate) struct ChunkKeys {
+    pub start: usize,
+    pub len: usize,
+    pub blocks: Vec<(usize, usize)>,
+    pub hist: Vec<u32>,
 }
 
 impl<'a> Sink<'a> {
-    fn new(buf: &'a mut [u64], spill: &'a Mutex<Vec<[u32; 2]>>) -> Self {
-        Self { buf, len: 0, spill, block: Vec::new() }
+    /// `fine`: the bits and shift of the buckets to count keys in.
+    fn new(buf: &'a mut [u64], spill: &'a Mutex<Vec<[u32; 2]>>, fine: (u32, u32)) -> Self {
+        Self {
+            buf,
+            len: 0,
+            spill,
+            block: Vec::new(),
+            hist: vec![0; 1 << fine.0],
+            shift: fine.1,
+            blocks: Vec::new(),
+        }
+    }
+
+    #[inline(always)]
+    fn count(hist: &mut [u32], shift: u32, keys: &[u64]) {
+        for &k in keys {
+            hist[(k >> shift) as usize] += 1;
+        }
     }
 
     #[inline(always)]
@@ -1422,24 +1456,27 @@ impl<'a> Sink<'a> {
         }
     }
 
-    /// Appends the block's keys to the spill and empties it.
+    /// Counts the block's keys and appends them to the spill; empties the block.
     #[cold]
     #[inline(never)]
     fn flush(&mut self) {
         if !self.block.is_empty() {
+            Self::count(&mut self.hist, self.shift, &self.block);
             // A poisoned lock only means another chunk panicked: its keys are whole.
             let mut spill = self.spill.lock().unwrap_or_else(|e| e.into_inner());
             grow(&mut spill, self.block.len());
+            self.blocks.push((spill.len(), self.block.len()));
             spill.extend_from_slice(bytemuck::cast_slice(&self.block));
         }
         self.block.clear();
         self.block.reserve_exact(SPILL_BLOCK);
     }
 
-    /// Flushes the last keys; returns how many keys the slice holds.
-    fn finish(mut self) -> usize {
+    /// Flushes the last keys and counts those in the slice.
+    fn finish(mut self, start: usize) -> ChunkKeys {
         self.flush();
-        self.len
+        Self::count(&mut self.hist, self.shift, &self.buf[..self.len]);
+        ChunkKeys { start, len: self.len, blocks: self.blocks, hist: self.hist }
     }
 }
 
@@ -2002,13 +2039,18 @@ mod tests {
         {
             let mut buf = vec![0u64; slots];
             let spill = Mutex::new(vec![[5u32, 5]; before]);
-            let mut sink = Sink::new(&mut buf, &spill);
+            let mut sink = Sink::new(&mut buf, &spill, (2, 62));
             let want: Vec<u64> = (0..n as u64).map(|k| k * 7 + case as u64).collect();
             for &k in &want {
                 sink.push(k);
             }
-            let len = sink.finish();
+            let keys = sink.finish(0);
+            let len = keys.len;
             assert_eq!(len, slots.min(n), "case {case}");
+            // Counted by the top two bits (all zero here), and placed where the blocks say.
+            assert_eq!(keys.hist, vec![n as u32, 0, 0, 0], "case {case}");
+            let placed: usize = keys.blocks.iter().map(|b| b.1).sum();
+            assert_eq!(placed, n - len, "case {case}");
             assert_eq!(buf[..len], want[..len], "case {case}");
             let spill = spill.into_inner().unwrap();
             assert_eq!(spill[..before], vec![[5u32, 5]; before][..], "case {case}");

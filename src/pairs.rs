@@ -75,19 +75,38 @@ struct Buckets {
     offs: Vec<Vec<usize>>,
 }
 
+/// The bits of a first index and of the bucket number for `total` keys of `n_ids` boxes:
+/// enough buckets to keep every thread busy, few enough to stay in L2 and the
+/// TLB, at least `min` if the indices allow.
+fn bucket_bits(total: usize, n_ids: usize, min: usize) -> (u32, u32) {
+    let max_i = n_ids.saturating_sub(1) as u64;
+    let ibits = u64::BITS - max_i.leading_zeros();
+    let want = (total / PAIRS_PER_BUCKET)
+        .max((max_i as usize + 1) / IDS_PER_BUCKET)
+        .max((8 * rayon::current_num_threads()).min(total / MIN_PAIRS_PER_BUCKET))
+        .max(min);
+    let bbits = (usize::BITS - want.leading_zeros()).min(MAX_BUCKET_BITS).min(ibits);
+    (ibits, bbits)
+}
+
+/// The buckets a sweep chunk counts its keys in, for keys of `n_ids` boxes: their bits and
+/// the shift that takes a key (`i << 32 | j`) to its bucket. A bucket count the MSD pass
+/// picks that is a power of two no greater has counts that are sums of these; a greater one
+/// counts the keys again ([`Buckets::count_from`]). At most a 64th of the boxes: a chunk's
+/// counters are working memory (4 KiB of them made 3D mixed 10k take 129.4 bytes a box
+/// in a pool of 16 threads, over the 128 the crate promises).
+pub(crate) fn fine_buckets(n_ids: usize) -> (u32, u32) {
+    let ibits = u64::BITS - (n_ids.saturating_sub(1) as u64).leading_zeros();
+    let fbits = MAX_BUCKET_BITS.min(ibits).min((n_ids / 64).max(1).ilog2());
+    (fbits, 32 + ibits - fbits)
+}
+
 impl Buckets {
     /// Counts the keys of every part (a list of slices, counted and scattered by one task)
     /// into buckets, at least `min` if the indices allow. `total` keys, every index below
     /// `n_ids` (no pass over the keys).
     fn count(parts: &[Vec<&[[u32; 2]]>], total: usize, n_ids: usize, min: usize) -> Self {
-        let max_i = n_ids.saturating_sub(1) as u64;
-        let ibits = u64::BITS - max_i.leading_zeros();
-        // Enough buckets to keep every thread busy, few enough to stay in L2 and the TLB.
-        let want = (total / PAIRS_PER_BUCKET)
-            .max((max_i as usize + 1) / IDS_PER_BUCKET)
-            .max((8 * rayon::current_num_threads()).min(total / MIN_PAIRS_PER_BUCKET))
-            .max(min);
-        let bbits = (usize::BITS - want.leading_zeros()).min(MAX_BUCKET_BITS).min(ibits);
+        let (ibits, bbits) = bucket_bits(total, n_ids, min);
         let shift = 32 + ibits - bbits;
         let nb = 1usize << bbits;
         let hists: Vec<Vec<u32>> = parts
@@ -105,8 +124,30 @@ impl Buckets {
                 )
             })
             .collect();
+        Self::from_hists(&hists, shift)
+    }
+
+    /// As [`Buckets::count`], from each part's counts by fine bucket
+    /// ([`fine_buckets`]), taken where the keys were made: no pass over the keys.
+    /// `None` where the pass wants more buckets than were counted (a scene with many pairs
+    /// a box).
+    fn count_from(fine: &[Vec<u32>], total: usize, n_ids: usize, min: usize) -> Option<Self> {
+        let (ibits, bbits) = bucket_bits(total, n_ids, min);
+        let (fbits, _) = fine_buckets(n_ids);
+        if bbits > fbits {
+            return None;
+        }
+        let per = 1usize << (fbits - bbits);
+        let hists: Vec<Vec<u32>> =
+            fine.iter().map(|f| f.chunks(per).map(|c| c.iter().sum()).collect()).collect();
+        Some(Self::from_hists(&hists, 32 + ibits - bbits))
+    }
+
+    /// The buckets' starts and each part's offsets in them, from the parts' counts.
+    fn from_hists(hists: &[Vec<u32>], shift: u32) -> Self {
+        let nb = hists.first().map_or(1, |h| h.len());
         let mut starts = Vec::with_capacity(nb + 1);
-        let mut offs = vec![vec![0usize; nb]; parts.len()];
+        let mut offs = vec![vec![0usize; nb]; hists.len()];
         let mut run = 0usize;
         for b in 0..nb {
             starts.push(run);
@@ -540,6 +581,7 @@ impl<'s> Spilled<'s> {
     /// slots, and the scatter and the bucket sorts move half the bytes.
     pub(crate) fn scatter(
         parts: &[Vec<&[[u32; 2]]>],
+        fine: Option<&[Vec<u32>]>,
         n_ids: usize,
         spare: Vec<&'s mut [[u32; 2]]>,
         extra: &'s mut Vec<[u32; 2]>,
@@ -555,7 +597,10 @@ impl<'s> Spilled<'s> {
         // room (and first fit packs the rest). Not tiny: each part counts every bucket.
         let packed = packed_bits(n_ids);
         let min = (SPARE_FIT * spare.len()).min(total / 1024).max(packed.map_or(0, packed_min_buckets));
-        let bk = Buckets::count(parts, total, n_ids, min);
+        let bk = match fine.and_then(|f| Buckets::count_from(f, total, n_ids, min)) {
+            Some(bk) => bk,
+            None => Buckets::count(parts, total, n_ids, min),
+        };
         let wbits = bk.shift - 32;
         let nb = bk.starts.len() - 1;
         let len = |b: usize| bk.len(b);
@@ -918,11 +963,30 @@ mod tests {
                 let lent_len: usize = spare.iter().map(|s| s.len()).sum();
                 let mut extra = vec![[1, 1]; 5];
                 let mut got = vec![[9, 9]; 11];
-                Spilled::scatter(&groups, n as usize, spare, &mut extra).write(&mut got);
+                Spilled::scatter(&groups, None, n as usize, spare, &mut extra).write(&mut got);
                 assert_eq!(got, want, "spilled: n={n} fans={fans} len={len} pieces={pieces}");
                 // Keys packed in 32 bits take half a slot.
                 let f = if packed_bits(n as usize).is_some() { 2 } else { 1 };
                 assert!(f * (extra.len() + lent_len) >= total && (pieces > 0 || f * extra.len() >= total));
+                // The same with each group's counts by fine bucket given, as the sweep
+                // takes them.
+                let (_, shift) = fine_buckets(n as usize);
+                let fine: Vec<Vec<u32>> = groups
+                    .iter()
+                    .map(|g| {
+                        let mut h = vec![0u32; 1 << fine_buckets(n as usize).0];
+                        for &s in g.iter().flat_map(|s| s.iter()) {
+                            h[(unslot(s) >> shift) as usize] += 1;
+                        }
+                        h
+                    })
+                    .collect();
+                let mut lent: Vec<Vec<[u32; 2]>> =
+                    (0..pieces).map(|k| vec![[u32::MAX; 2]; (share / pieces.max(1)) >> (k % 5)]).collect();
+                let spare: Vec<&mut [[u32; 2]]> = lent.iter_mut().map(|v| v.as_mut_slice()).collect();
+                let mut got = vec![[9, 9]; 11];
+                Spilled::scatter(&groups, Some(&fine), n as usize, spare, &mut extra).write(&mut got);
+                assert_eq!(got, want, "counted: n={n} fans={fans} len={len} pieces={pieces}");
             }
             assert_eq!(finish(parts, n as usize), want, "n={n} fans={fans} len={len}");
         }

@@ -59,9 +59,6 @@ pub(crate) fn sweep_max_per_box<const D: usize>(n: usize, size_spread: f64) -> f
 }
 use std::time::Instant;
 
-/// Keys the output's pieces hold at the least when they go to the pair sort as parts.
-const PAIR_PIECE_MIN: usize = 8192;
-
 /// A reusable pair finder: owns the store, the cell buffers and the pair buffers.
 #[derive(Debug)]
 pub struct Broadphase<const D: usize> {
@@ -238,7 +235,8 @@ fn run<const D: usize, T: Entry>(
     // appends them to the output itself (cleared by the caller).
     let pool: &mut [u64] = bytemuck::cast_slice_mut(&mut scratch[..]);
     let spill = std::sync::Mutex::new(std::mem::take(out));
-    let (counts, used) = cols.sweep(entries, config.crowded_threshold, config.refine, pool, &spill);
+    let (counts, mut chunks) =
+        cols.sweep(entries, config.crowded_threshold, config.refine, pool, &spill, boxes.len());
     *out = spill.into_inner().unwrap_or_else(|e| e.into_inner());
     stats.candidates = counts.candidates;
     stats.exact_tests = counts.exact_tests;
@@ -254,7 +252,7 @@ fn run<const D: usize, T: Entry>(
     // entries, idle now. If those lack room, the scratch's keys join the others in the
     // output and the scratch is lent too; what all these lack is allocated (and kept).
     let t = Instant::now();
-    let in_pool: usize = used.iter().map(|u| u.1).sum();
+    let in_pool: usize = chunks.iter().map(|c| c.len).sum();
     let mut spare = cols.spare_rows();
     spare.push(bytemuck::cast_slice_mut(&mut entries[..]));
     // Keys packed in 32 bits (up to 2^21 boxes, `pairs::packed_bits`) take half a slot.
@@ -263,24 +261,31 @@ fn run<const D: usize, T: Entry>(
     let pool: &mut [[u32; 2]] = bytemuck::cast_slice_mut(&mut scratch[..]);
     let pool = if out.len() + in_pool > room {
         crate::columns::grow(out, in_pool);
-        for &(start, len) in &used {
-            out.extend_from_slice(&pool[start..start + len]);
+        for c in chunks.iter_mut() {
+            // The chunk's slice keys move to the output's end: a block of it now.
+            let at = out.len();
+            out.extend_from_slice(&pool[c.start..c.start + c.len]);
+            c.blocks.push((at, c.len));
+            c.len = 0;
         }
         spare.push(pool);
         &[][..]
     } else {
         &*pool
     };
-    // Four parts a thread, none under `PAIR_PIECE_MIN` keys (each part counts and scatters
-    // into every bucket).
-    let piece = out.len().div_ceil(4 * rayon::current_num_threads()).max(PAIR_PIECE_MIN);
-    let keys: Vec<Vec<&[[u32; 2]]>> = used
+    // A part a sweep chunk: its slice of the pool and its blocks in the output, counted by
+    // the chunk as it made them. PERF: a count pass over the keys here (in pieces of the
+    // output) read them again, from other cores' caches at 2 threads.
+    let keys: Vec<Vec<&[[u32; 2]]>> = chunks
         .iter()
-        .filter(|u| !pool.is_empty() && u.1 > 0)
-        .map(|&(start, len)| vec![&pool[start..start + len]])
-        .chain(out.chunks(piece).map(|c| vec![c]))
+        .map(|c| {
+            std::iter::once(&pool[c.start.min(pool.len())..(c.start + c.len).min(pool.len())])
+                .chain(c.blocks.iter().map(|&(at, len)| &out[at..at + len]))
+                .collect()
+        })
         .collect();
-    let sorted = crate::pairs::Spilled::scatter(&keys, boxes.len(), spare, extra);
+    let fine: Vec<Vec<u32>> = chunks.into_iter().map(|c| c.hist).collect();
+    let sorted = crate::pairs::Spilled::scatter(&keys, Some(&fine), boxes.len(), spare, extra);
     drop(keys);
     sorted.write(out);
     stats.t_pairs = t.elapsed();
