@@ -1819,7 +1819,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     ///
     /// PERF: row by row, a range row paid a window search, a scan of about three SIMD steps
     /// whose exit and hit branches mispredict, and its emits. Grouped, the searches and
-    /// branches are a group's, at the cost of a wider window a row (3D varied 100k: 69.4
+    /// branches are a group's, at the cost of a wider window a row (3D varied 100k: 64.7
     /// candidates a box, 56.4 row by row). 3D varied, 1 thread, demo, row by row against
     /// grouped by a switch in one binary (p10 ratios, alternated): sweep 1.18 at 100k and
     /// 1.17 at 10k, frame 1.10 and 1.09 (docs/BENCHMARKS.md, also for where it is not
