@@ -25,8 +25,9 @@ pub struct Stats {
     pub cells: usize,
     /// Column runs found crowded (see `Config::crowded_threshold`).
     pub crowded_cells: usize,
-    /// Candidate entry pairs looked at: rows that overlap a box along the sweep axis
-    /// (column runs and their nested ranges), or the boxes a whole-scene sweep tests.
+    /// Candidate entry pairs looked at: the rows in a box's window along the sweep axis
+    /// (column runs and their nested ranges; a group of range rows shares one window, the
+    /// union of theirs), or the boxes a whole-scene sweep tests.
     pub candidates: usize,
     /// Candidates put to the exact box test (every candidate, in the current pipeline).
     pub exact_tests: usize,
