@@ -32,6 +32,7 @@
 //!   run boundaries by position. The output and the counts do not depend on the thread count.
 
 use crate::config::Refine;
+use crate::isa::F8;
 use crate::morton::{self, grid_bits, Quantizer};
 use crate::radix_sort::RadixKey;
 use crate::{Aabb, Config};
@@ -1307,9 +1308,12 @@ impl<const D: usize> Columns<D> {
                     counts: SweepCounts::default(),
                 };
                 let (from, to) = (bounds[c], bounds[c + 1].max(bounds[c]));
-                crate::isa::fast(
+                crate::isa::fast_lanes(
+                    &mut w,
                     #[inline(always)]
-                    || w.walk(from, to),
+                    |w| w.walk::<crate::isa::Avx8>(from, to),
+                    #[inline(always)]
+                    |w| w.walk::<f32x8>(from, to),
                 );
                 (w.counts, w.out.finish(starts[c]))
             })
@@ -1580,7 +1584,7 @@ struct Walker<'a, const D: usize, T> {
 impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     /// Handles every run starting in `from..to`.
     #[inline(always)]
-    fn walk(&mut self, from: usize, to: usize) {
+    fn walk<V: F8>(&mut self, from: usize, to: usize) {
         let e = self.entries;
         let mut a = from;
         while a < to {
@@ -1600,7 +1604,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
                 if r > b {
                     if grouped::<D>(b - a, r - b) {
                         self.counts.ranges[1] += 1;
-                        self.range_grouped(a, b, r);
+                        self.range_grouped::<V>(a, b, r);
                     } else {
                         self.counts.ranges[0] += 1;
                         self.range(a, b, r);
@@ -1825,7 +1829,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     /// 1.17 at 10k, frame 1.10 and 1.09 (docs/BENCHMARKS.md, also for where it is not
     /// taken).
     #[inline(always)]
-    fn range_grouped(&mut self, a: usize, b: usize, r: usize) {
+    fn range_grouped<V: F8>(&mut self, a: usize, b: usize, r: usize) {
         let cols = self.cols;
         let (e, lay) = (self.entries, self.lay);
         let mut ends = std::mem::take(&mut self.ends);
@@ -1852,7 +1856,6 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         );
         order.sort_unstable();
         let all = low_mask(lay.c) as u32;
-        const ONES: u64 = 0x0101_0101_0101_0101;
         let mut from = 0;
         let mut tested = 0;
         let mut hits = std::mem::take(&mut self.hits);
@@ -1882,23 +1885,9 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
                 qh = if h > qh { h } else { qh };
             }
             from = advance_to(&ends, from, q0);
-            let lo8 = lo.map(f32x8::from);
-            let hi8 = hi.map(f32x8::from);
             let fy = u64::from_le_bytes(fst);
             let x0 = a + from;
-            let mut x = x0;
-            hits.clear();
-            // Empty lanes (`lo` = inf, `hi` = -inf) overlap nothing.
-            while x < b && cols.qx[x] <= qh {
-                let mut m = first_pairs(fy | (cols.fst[x] as u64 * ONES), all);
-                for k in 0..D {
-                    let ok = lo8[k].simd_le(f32x8::splat(cols.hi[k][x]))
-                        & f32x8::splat(cols.lo[k][x]).simd_le(hi8[k]);
-                    m &= ok.to_bitmask();
-                }
-                hits.push(m as u8);
-                x += 1;
-            }
+            let x = x0 + group_window::<V, D>(&cols, x0, b, qh, &lo, &hi, fy, all, &mut hits);
             tested += (x - x0) * g.len();
             hits.resize(hits.len().next_multiple_of(8), 0);
             for (wi, w8) in hits.chunks_exact(8).enumerate() {
@@ -1952,6 +1941,54 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         self.counts.candidates += tests;
         self.counts.exact_tests += tests;
     }
+}
+
+/// Tests run rows `x0..` (up to `b`, while `qx <= qh`) against a group's eight lanes
+/// (`lo`, `hi`, first flags `fy`; see [`Walker::range_grouped`]): one hit mask a run row
+/// into `hits` (cleared first). Returns the rows tested.
+///
+/// PERF: the group's boxes stay in registers across the steps: six of eight lanes in 3D.
+/// As `wide::f32x8` on the AVX2 path they are twelve 128-bit halves, and the loop spilled
+/// them and its broadcasts to the stack at every step; as [`crate::isa::Avx8`] six
+/// 256-bit registers. Sweep, 1 thread, demo (p10 ratios, alternated with the build
+/// before): 3D varied 10k 0.91, 100k 0.91.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn group_window<V: F8, const D: usize>(
+    cols: &Rows<'_, D>,
+    x0: usize,
+    b: usize,
+    qh: f32,
+    lo: &[[f32; 8]; D],
+    hi: &[[f32; 8]; D],
+    fy: u64,
+    all: u32,
+    hits: &mut Vec<u8>,
+) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let qx = &cols.qx[x0..b];
+    let n = qx.len();
+    let fst = &cols.fst[x0..x0 + n];
+    let rlo: [&[f32]; D] = std::array::from_fn(|k| &cols.lo[k][x0..x0 + n]);
+    let rhi: [&[f32]; D] = std::array::from_fn(|k| &cols.hi[k][x0..x0 + n]);
+    let lo8: [V; D] = std::array::from_fn(|k| V::load(&lo[k]));
+    let hi8: [V; D] = std::array::from_fn(|k| V::load(&hi[k]));
+    hits.clear();
+    hits.reserve(n);
+    let dst = &mut hits.spare_capacity_mut()[..n];
+    let mut x = 0;
+    // Empty lanes (`lo` = inf, `hi` = -inf) overlap nothing.
+    while x < n && qx[x] <= qh {
+        let mut ok = lo8[0].le(V::splat(rhi[0][x])).and(V::splat(rlo[0][x]).le(hi8[0]));
+        for k in 1..D {
+            ok = ok.and(lo8[k].le(V::splat(rhi[k][x]))).and(V::splat(rlo[k][x]).le(hi8[k]));
+        }
+        dst[x].write((first_pairs(fy | (fst[x] as u64 * ONES), all) & ok.bits()) as u8);
+        x += 1;
+    }
+    // SAFETY: the first `x` slots were written.
+    unsafe { hits.set_len(x) };
+    x
 }
 
 /// Whether a run of `m` rows sweeps its range of `rr` rows in groups

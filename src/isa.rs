@@ -9,7 +9,12 @@
 //! time, so `wide::f32x8` stays two 128-bit halves on this path too. PERF: the sweep's
 //! compares written with 256-bit intrinsics instead were no faster (1M uniform 3D sweep
 //! 66.7-72.0 against 66.9-73.5 ms, 100k varied 32.7-32.9 against 31.8-31.9 ms, 1 thread),
-//! so they stay on `wide`.
+//! so they stay on `wide`, with one exception: a loop that holds sixteen halves of eight
+//! lanes across its steps ran short of registers in halves. [`F8`] names the lanes, and
+//! [`fast_lanes`] runs a body generic over them with [`Avx8`] (256-bit) on the AVX2 path
+//! and `wide::f32x8` elsewhere; `columns::group_window` is that body (the 3D range groups:
+//! sweep 0.91 at 3D varied 10k and 100k, 1 thread; the same for a run row's window scan:
+//! 0.98-1.00 in 3D and 1.02 in 2D, so not there).
 //!
 //! Results do not change: no fused multiply-add is formed (Rust never contracts
 //! `a * b + c`), and every operation is the same IEEE or integer one. The tests check the
@@ -83,13 +88,113 @@ fn cpu_pdep_fast() -> bool {
     }
 }
 
+/// Runs `avx(arg)` on the AVX2 path, else `portable(arg)`: the two are one generic body
+/// instantiated for [`Avx8`] and for `wide::f32x8` (see [`F8`]). The state goes through
+/// `arg`, so both closures may use it.
+#[inline(always)]
+pub(crate) fn fast_lanes<A, R>(arg: A, avx: impl FnOnce(A) -> R, portable: impl FnOnce(A) -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if has_avx2() {
+            // SAFETY: the CPU has every feature `avx2` is compiled with (checked above).
+            return unsafe {
+                avx2(
+                    #[inline(always)]
+                    move || avx(arg),
+                )
+            };
+        }
+    }
+    let _ = avx;
+    portable(arg)
+}
+
+/// Eight `f32` lanes, as the sweep's compares use them: `wide::f32x8`, which is two
+/// 128-bit halves in a build for the baseline (also inside [`fast`]), or [`Avx8`], one
+/// 256-bit register, on the AVX2 path ([`fast_lanes`]).
+pub(crate) trait F8: Copy {
+    /// The first eight of `s`.
+    fn load(s: &[f32]) -> Self;
+    fn splat(x: f32) -> Self;
+    /// Lanes `self <= o`, as a mask.
+    fn le(self, o: Self) -> Self;
+    fn and(self, o: Self) -> Self;
+    /// Bit `l` set for each lane `l` of a mask that is set.
+    fn bits(self) -> u32;
+}
+
+impl F8 for wide::f32x8 {
+    #[inline(always)]
+    fn load(s: &[f32]) -> Self {
+        wide::f32x8::from(&s[..8])
+    }
+    #[inline(always)]
+    fn splat(x: f32) -> Self {
+        wide::f32x8::splat(x)
+    }
+    #[inline(always)]
+    fn le(self, o: Self) -> Self {
+        self.simd_le(o)
+    }
+    #[inline(always)]
+    fn and(self, o: Self) -> Self {
+        self & o
+    }
+    #[inline(always)]
+    fn bits(self) -> u32 {
+        self.to_bitmask()
+    }
+}
+
+/// Eight `f32` lanes in one 256-bit register. Made and used only inside the `avx`
+/// closure of [`fast_lanes`], which runs where the CPU has AVX2: its methods call AVX
+/// intrinsics without checking.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+pub(crate) struct Avx8(std::arch::x86_64::__m256);
+
+/// Where there is no AVX path, the portable lanes.
+#[cfg(not(target_arch = "x86_64"))]
+pub(crate) type Avx8 = wide::f32x8;
+
+#[cfg(target_arch = "x86_64")]
+impl F8 for Avx8 {
+    #[inline(always)]
+    fn load(s: &[f32]) -> Self {
+        let s: &[f32; 8] = s[..8].try_into().expect("eight lanes");
+        // SAFETY: AVX is present (see the type); `s` holds eight values.
+        Avx8(unsafe { std::arch::x86_64::_mm256_loadu_ps(s.as_ptr()) })
+    }
+    #[inline(always)]
+    fn splat(x: f32) -> Self {
+        // SAFETY: AVX is present (see the type).
+        Avx8(unsafe { std::arch::x86_64::_mm256_set1_ps(x) })
+    }
+    #[inline(always)]
+    fn le(self, o: Self) -> Self {
+        use std::arch::x86_64::*;
+        // SAFETY: AVX is present (see the type).
+        Avx8(unsafe { _mm256_cmp_ps::<_CMP_LE_OQ>(self.0, o.0) })
+    }
+    #[inline(always)]
+    fn and(self, o: Self) -> Self {
+        // SAFETY: AVX is present (see the type).
+        Avx8(unsafe { std::arch::x86_64::_mm256_and_ps(self.0, o.0) })
+    }
+    #[inline(always)]
+    fn bits(self) -> u32 {
+        // SAFETY: AVX is present (see the type).
+        unsafe { std::arch::x86_64::_mm256_movemask_ps(self.0) as u32 }
+    }
+}
+
 /// Tests set this to take the baseline path (see `tests::both_paths_agree`).
 #[cfg(test)]
 static BASELINE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn has_avx2() -> bool {
+pub(crate) fn has_avx2() -> bool {
     #[cfg(test)]
     if BASELINE.load(std::sync::atomic::Ordering::Relaxed) {
         return false;
