@@ -1300,7 +1300,7 @@ impl<const D: usize> Columns<D> {
                     lay,
                     threshold: crowded_threshold as u64,
                     refine,
-                    out: Sink::new(share, spill, fine),
+                    out: Sink::new(share, spill, fine, block_keys(bounds[c + 1].max(bounds[c]) - bounds[c])),
                     uniq: Vec::new(),
                     ends: Vec::new(),
                     order: Vec::new(),
@@ -1340,11 +1340,19 @@ impl<const D: usize> Columns<D> {
     }
 }
 
-/// Keys a chunk gathers before it appends them to the shared spill under its lock. PERF
-/// (memory): the spill is the output vector, so the keys take no memory of their own;
-/// before, each chunk kept blocks of 32k keys, and at 1M varied 3D boxes the keys were 71
-/// bytes a box.
+/// Keys a chunk gathers before it appends them to the shared spill under its lock, at
+/// most. PERF (memory): the spill is the output vector, so the keys take no memory of
+/// their own; before, each chunk kept blocks of 32k keys, and at 1M varied 3D boxes the
+/// keys were 71 bytes a box.
 pub(crate) const SPILL_BLOCK: usize = 1 << 12;
+
+/// The block a sweep chunk of `entries` entries gathers its keys in: a quarter of a key an
+/// entry, from 256 to [`SPILL_BLOCK`] keys. Every chunk running at once holds one, so
+/// at a fixed size a small scene on many cores held a block a core: 3D varied 10k on
+/// 16 cores (ten chunks of 2,048 entries) took 142.8 bytes a box, 113.7 on 2.
+fn block_keys(entries: usize) -> usize {
+    (entries / 4).clamp(256, SPILL_BLOCK)
+}
 
 /// Makes room for `more` keys in the spill, growing it by an eighth, not doubling: the
 /// spill becomes the output, and its unused capacity is working memory (at 1M varied 3D
@@ -1367,6 +1375,8 @@ struct Sink<'a> {
     len: usize,
     spill: &'a Mutex<Vec<[u32; 2]>>,
     block: Vec<u64>,
+    /// The block's capacity ([`block_keys`]).
+    cap: usize,
     /// The keys' counts by `key >> shift` (see [`crate::pairs::fine_buckets`]), taken as a
     /// block goes to the spill and as the sink finishes, while the keys are in cache.
     hist: Vec<u32>,
@@ -1386,12 +1396,13 @@ pub(crate) struct ChunkKeys {
 
 impl<'a> Sink<'a> {
     /// `fine`: the bits and shift of the buckets to count keys in.
-    fn new(buf: &'a mut [u64], spill: &'a Mutex<Vec<[u32; 2]>>, fine: (u32, u32)) -> Self {
+    fn new(buf: &'a mut [u64], spill: &'a Mutex<Vec<[u32; 2]>>, fine: (u32, u32), block: usize) -> Self {
         Self {
             buf,
             len: 0,
             spill,
             block: Vec::new(),
+            cap: block,
             hist: vec![0; 1 << fine.0],
             shift: fine.1,
             blocks: Vec::new(),
@@ -1473,7 +1484,7 @@ impl<'a> Sink<'a> {
             spill.extend_from_slice(bytemuck::cast_slice(&self.block));
         }
         self.block.clear();
-        self.block.reserve_exact(SPILL_BLOCK);
+        self.block.reserve_exact(self.cap);
     }
 
     /// Flushes the last keys and counts those in the slice.
@@ -2076,7 +2087,7 @@ mod tests {
         {
             let mut buf = vec![0u64; slots];
             let spill = Mutex::new(vec![[5u32, 5]; before]);
-            let mut sink = Sink::new(&mut buf, &spill, (2, 62));
+            let mut sink = Sink::new(&mut buf, &spill, (2, 62), SPILL_BLOCK);
             let want: Vec<u64> = (0..n as u64).map(|k| k * 7 + case as u64).collect();
             for &k in &want {
                 sink.push(k);
