@@ -296,16 +296,44 @@ impl Bucket for Packed<'_> {
         self.keys.len()
     }
 
+    /// The bucket's place in the output is the radix sort's other buffer: it has room for
+    /// two keys a pair. Where the sorted keys end there, each widens to its pair in place,
+    /// last first. PERF (memory): a buffer of a bucket's size a sort job took 8-20 KB a
+    /// job, 16 jobs at once on 16 cores (3D varied 10k: 141 bytes a box there).
     #[inline(always)]
     fn sort_into(self, i0: u32, w: u32, s: Scratch<'_>, to: Option<&mut [MaybeUninit<[u32; 2]>]>) {
         let (_, hist, tmp) = s;
         let n = self.keys.len();
-        let (jb, j0, in_tmp) = sort_packed(self.keys, i0, w, self.jbits, tmp, hist);
-        let sorted: &[u32] = if in_tmp { &tmp[..n] } else { self.keys };
+        let Some(to) = to else {
+            debug_assert!(false, "a packed bucket is copied out");
+            return;
+        };
+        debug_assert!(to.len() >= n, "a bucket's place holds its pairs");
+        let to = &mut to[..n];
+        let base = to.as_mut_ptr();
+        // SAFETY: `MaybeUninit<[u32; 2]>` is two `MaybeUninit<u32>` (size 8, align 4): the
+        // place of `n` pairs is that of `2 n` keys, borrowed through `to` only here.
+        let other: &mut [MaybeUninit<u32>] =
+            unsafe { std::slice::from_raw_parts_mut(base.cast::<MaybeUninit<u32>>(), 2 * n) };
+        let (jb, j0, in_other) = sort_packed(self.keys, i0, w, self.jbits, tmp, other, hist);
         let mask = low_bits(jb);
-        debug_assert!(to.is_some(), "a packed bucket is copied out");
-        for (d, &k) in to.into_iter().flatten().zip(sorted.iter()) {
-            d.write([i0 + (k >> jb), j0 + (k & mask)]);
+        let pair = |k: u32| [i0 + (k >> jb), j0 + (k & mask)];
+        if !in_other {
+            for (d, &k) in to.iter_mut().zip(self.keys.iter()) {
+                d.write(pair(k));
+            }
+            return;
+        }
+        let keys = base.cast::<u32>();
+        for m in (0..n).rev() {
+            // SAFETY: the sorted keys are the first `n` of the `2 n` key slots at `base`, all
+            // written by the sort. Pair `m` covers key slots `2 m` and `2 m + 1`, at or past
+            // `m`: key `m` is read before they are written, and the keys past it were read
+            // already (last first).
+            unsafe {
+                let k = keys.add(m).read();
+                base.add(m).write(MaybeUninit::new(pair(k)));
+            }
         }
     }
 }
@@ -313,7 +341,8 @@ impl Bucket for Packed<'_> {
 /// Sorts a bucket of packed keys (`(i - i0) << jbits | j`, first indices `i0..i0 + w`) and
 /// says how to read a sorted key `k` back: `(jb, j0)` for the pair `[i0 + (k >> jb), j0 +
 /// (k & low_bits(jb))]`, and where the sorted keys lie: `keys`, or (`true`) the first
-/// `keys.len()` of `tmp`.
+/// `keys.len()` of `other` (at least that long; the radix sort's other buffer). `tmp` is
+/// the sparse sort's.
 ///
 /// A bucket of under two pairs a first index goes to [`sort_sparse`] (the counters of the
 /// radix digits would outnumber its pairs); a bigger one is sorted by [`lsd`] on the key
@@ -329,6 +358,7 @@ fn sort_packed(
     w: u32,
     jbits: u32,
     tmp: &mut Vec<u32>,
+    other: &mut [MaybeUninit<u32>],
     hist: &mut Vec<u32>,
 ) -> (u32, u32, bool) {
     let n = keys.len();
@@ -361,9 +391,9 @@ fn sort_packed(
     };
     let width = jb + (u32::BITS - (w - 1).leading_zeros());
     let in_tmp = match width.div_ceil(BUCKET_DIGIT) {
-        0 | 1 => lsd::<1>(keys, width, tmp, hist),
-        2 => lsd::<2>(keys, width, tmp, hist),
-        _ => lsd::<3>(keys, width, tmp, hist),
+        0 | 1 => lsd::<1>(keys, width, other, hist),
+        2 => lsd::<2>(keys, width, other, hist),
+        _ => lsd::<3>(keys, width, other, hist),
     };
     (jb, j0, in_tmp)
 }
@@ -379,14 +409,19 @@ const ORDERED_PACKED: usize = 12;
 
 /// Stable LSD radix sort of `keys` on their low `width <= 11 P` bits, in `P` equal digits:
 /// one pass counts every digit, then a pass a digit that is not the same for every key.
-/// The passes go back and forth between `keys` and `tmp`; returns `true` where the sorted
-/// keys end in `tmp` (its first `keys.len()`), for the caller to read them there: a copy
-/// back was a pass more (three digits end in `tmp`).
+/// The passes go back and forth between `keys` and `tmp` (at least as long); returns `true`
+/// where the sorted keys end in `tmp` (its first `keys.len()`, all written then), for the
+/// caller to read them there: a copy back was a pass more (three digits end in `tmp`).
 /// PERF: `radix_sort::sort_slices` in its place (a count pass a digit, per-pass buffers)
 /// made the pair stage slower: 3D varied 100k 5.51-5.59 -> 7.08-7.22 ms, 10k 0.45-0.46 ->
 /// 0.54-0.55, tiles 100k 8.44-8.47 -> 9.63-9.75 (demo, 2 threads, alternated).
 #[inline(always)]
-fn lsd<const P: usize>(keys: &mut [u32], width: u32, tmp: &mut Vec<u32>, hist: &mut Vec<u32>) -> bool {
+fn lsd<const P: usize>(
+    keys: &mut [u32],
+    width: u32,
+    tmp: &mut [MaybeUninit<u32>],
+    hist: &mut Vec<u32>,
+) -> bool {
     let n = keys.len();
     // Each digit's shift, mask and first counter: the counters of digit `q` are
     // `hist[at..=at + m]`, as many as its values, so that only those are cleared.
@@ -407,12 +442,8 @@ fn lsd<const P: usize>(keys: &mut [u32], width: u32, tmp: &mut Vec<u32>, hist: &
             unsafe { *hist.get_unchecked_mut(o + ((k >> s) & m) as usize) += 1 };
         }
     }
-    // The other buffer: every slot is written before it is read, so a kept one is not
-    // cleared again.
-    if tmp.len() < n {
-        tmp.resize(n, 0);
-    }
-    let tmp = &mut tmp[..n];
+    let tmp = tmp[..n].as_mut_ptr().cast::<u32>();
+    let keys_at = keys.as_mut_ptr();
     let mut in_keys = true;
     for &(s, m, o) in dg.iter() {
         let h = &mut hist[o..o + m as usize + 1];
@@ -423,14 +454,17 @@ fn lsd<const P: usize>(keys: &mut [u32], width: u32, tmp: &mut Vec<u32>, hist: &
         for c in h.iter_mut() {
             (*c, sum) = (sum, sum + *c);
         }
-        let (src, dst): (&[u32], &mut [u32]) = if in_keys { (keys, &mut *tmp) } else { (&*tmp, keys) };
-        for &k in src.iter() {
-            // SAFETY: the digit is at most `m` (h's last slot); `h` holds the prefix of
+        let (src, dst) = if in_keys { (keys_at.cast_const(), tmp) } else { (tmp.cast_const(), keys_at) };
+        for q in 0..n {
+            // SAFETY: `src` holds `n` written keys (`keys`, or `tmp` after a pass wrote all
+            // of it). The digit is at most `m` (h's last slot); `h` holds the prefix of
             // this digit's counts over the same keys (a pass permutes them), so each slot's
-            // cursor stays below the next slot's start, and the last below `n`.
+            // cursor stays below the next slot's start, and the last below `n`, inside
+            // `dst` (`n` slots either way).
             unsafe {
+                let k = src.add(q).read();
                 let up = h.get_unchecked_mut(((k >> s) & m) as usize);
-                *dst.get_unchecked_mut(*up as usize) = k;
+                dst.add(*up as usize).write(k);
                 *up += 1;
             }
         }
@@ -1024,9 +1058,13 @@ mod tests {
         }
         let mut packed: Vec<u32> = bk.iter().map(|p| (p[0] - i0) << jbits | p[1]).collect();
         let n = packed.len();
-        let (jb, j0, in_tmp) = sort_packed(&mut packed, i0, w, jbits, &mut tmp32, &mut hist);
-        let sorted = if in_tmp { &tmp32[..n] } else { &packed[..] };
-        let back: Vec<[u32; 2]> = sorted.iter().map(|&k| [i0 + (k >> jb), j0 + (k & low_bits(jb))]).collect();
+        // Through the output's place, as the pair stage sorts (the keys widen in place
+        // where the radix sort ends there).
+        let mut back: Vec<[u32; 2]> = Vec::with_capacity(n);
+        let bucket = Packed { keys: &mut packed, jbits };
+        bucket.sort_into(i0, w, (&mut tmp, &mut hist, &mut tmp32), Some(&mut back.spare_capacity_mut()[..n]));
+        // SAFETY: `sort_into` wrote all `n` pairs.
+        unsafe { back.set_len(n) };
         assert_eq!(back, want, "{what}: packed");
     }
 
