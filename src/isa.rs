@@ -9,8 +9,9 @@
 //! time, so `wide::f32x8` stays two 128-bit halves on this path too. PERF: the sweep's
 //! compares written with 256-bit intrinsics instead were no faster (1M uniform 3D sweep
 //! 66.7-72.0 against 66.9-73.5 ms, 100k varied 32.7-32.9 against 31.8-31.9 ms, 1 thread),
-//! so they stay on `wide`, with one exception: a loop that holds sixteen halves of eight
-//! lanes across its steps ran short of registers in halves. [`F8`] names the lanes, and
+//! so they stay on `wide`, with one exception: a loop that holds six vectors of eight
+//! lanes across its steps (twelve halves, besides a step's broadcasts) ran short of
+//! registers in halves. [`F8`] names the lanes, and
 //! [`fast_lanes`] runs a body generic over them with [`Avx8`] (256-bit) on the AVX2 path
 //! and `wide::f32x8` elsewhere; `columns::group_window` is that body (the 3D range groups:
 //! sweep 0.91 at 3D varied 10k and 100k, 1 thread; the same for a run row's window scan:
@@ -194,7 +195,7 @@ static BASELINE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::
 
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(crate) fn has_avx2() -> bool {
+fn has_avx2() -> bool {
     #[cfg(test)]
     if BASELINE.load(std::sync::atomic::Ordering::Relaxed) {
         return false;

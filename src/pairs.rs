@@ -249,7 +249,8 @@ impl Buckets {
 }
 
 /// Per-task scratch of the bucket sorts: the radix sort's other buffer for pairs, its
-/// counters, and its other buffer for packed keys.
+/// counters, and the sparse sort's buffer for packed keys (a packed bucket's radix sort
+/// takes the bucket's place in the output, see [`Packed`]'s `sort_into`).
 type Scratch<'a> = (&'a mut Vec<[u32; 2]>, &'a mut Vec<u32>, &'a mut Vec<u32>);
 
 /// A bucket of the MSD pass, as it lies in memory: pairs `[i, j]`, or packed in a `u32`.
