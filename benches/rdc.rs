@@ -1,6 +1,6 @@
 //! RDC benchmark: `Rdc::pairs` against the core pipeline (`find_pairs`, with SAP and with
-//! RDC as the crowded-cell refinement), sweep-and-prune alone (`sap::find_pairs`) and brute
-//! force, on `broadphase::scene`'s uniform, clustered and all-overlapping scenes and two
+//! RDC as the crowded-cell refinement), sweep-and-prune alone (`Method::Sweep`) and brute
+//! force, on `broadphase::internals::scene`'s uniform, clustered and all-overlapping scenes and two
 //! scenes generated here, `islands` and `planks`.
 //!
 //! Run: `cargo bench --bench rdc`. Narrow the sweep with environment variables:
@@ -19,8 +19,8 @@
 //! Brute force runs only at `n <= 10000`. Groups are `rdc/{2d|3d}/{scene}/{n}` with
 //! functions `rdc/t{threads}` (`Rdc::pairs`, default settings), `pipeline/t{threads}`
 //! (`find_pairs`), `pipeline_rdc/t{threads}` (`find_pairs_with`, `Refine::Rdc`),
-//! `sap/t{threads}` (`sap::find_pairs`) and `brute_force/t{threads}`. The group
-//! `all_overlapping` (3D, all threads) holds `{n}/sweep_only` (`sap::find_pairs`: the cost
+//! `sap/t{threads}` (`Method::Sweep`) and `brute_force/t{threads}`. The group
+//! `all_overlapping` (3D, all threads) holds `{n}/sweep_only` (`Method::Sweep`: the cost
 //! of writing the n(n-1)/2 pairs with the sweep alone) and `{n}/rdc`: the acceptance target
 //! is `rdc < 5 x sweep_only`. Before the timings every scene is checked against brute
 //! force at n = 2000, and the 5x ratio is measured once and printed. `islands` (generated
@@ -33,7 +33,8 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use broadphase::{brute_force_pairs, find_pairs, find_pairs_with, sap, scene, Aabb, Config, Rdc, Refine};
+use broadphase::internals::scene;
+use broadphase::{brute_force_pairs, find_pairs, find_pairs_with, Aabb, Config, Method, Rdc, Refine};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 const SEED: u64 = 1;
@@ -128,7 +129,7 @@ fn islands<const D: usize>(n: usize, seed: u64) -> Vec<Aabb<D>> {
 
 /// Every method agrees with brute force on every selected scene at n = 2000.
 fn check<const D: usize>(scenes: &[String]) {
-    let rdc_cfg = Config::<D> { refine: Refine::Rdc, ..Config::default() };
+    let rdc_cfg = Config::default().with_refine(Refine::Rdc);
     for name in scenes {
         let boxes = scene_of::<D>(name, 2000);
         let want = brute_force_pairs(&boxes, &Config::default()).unwrap();
@@ -146,7 +147,7 @@ fn bench_dim<const D: usize>(c: &mut Criterion, pools: &[(usize, rayon::ThreadPo
     let measure = Duration::from_secs(env_nums("BP_MEASURE", "3")[0] as u64);
     check::<D>(&scenes);
     let rdc = Rdc::<D>::default();
-    let rdc_cfg = Config::<D> { refine: Refine::Rdc, ..Config::default() };
+    let rdc_cfg = Config::default().with_refine(Refine::Rdc);
     for name in &scenes {
         for &n in &sizes {
             if name == "all_overlapping" && n > ao_max {
@@ -172,7 +173,12 @@ fn bench_dim<const D: usize>(c: &mut Criterion, pools: &[(usize, rayon::ThreadPo
                 });
                 g.bench_function(BenchmarkId::new("sap", format!("t{t}")), |b| {
                     b.iter(|| {
-                        pool.install(|| black_box(sap::find_pairs(&boxes, &Config::default()).unwrap()))
+                        pool.install(|| {
+                            black_box(
+                                find_pairs_with(&boxes, &Config::default().with_method(Method::Sweep))
+                                    .unwrap(),
+                            )
+                        })
                     })
                 });
                 if n <= 10_000 {
@@ -194,7 +200,7 @@ fn bench_all_overlapping(c: &mut Criterion) {
     let n = 10_000;
     let boxes = scene_of::<3>("all_overlapping", n);
     let rdc = Rdc::<3>::default();
-    let sweep = || sap::find_pairs(&boxes, &Config::default()).unwrap();
+    let sweep = || find_pairs_with(&boxes, &Config::default().with_method(Method::Sweep)).unwrap();
     let best = |f: &dyn Fn() -> usize| {
         (0..3)
             .map(|_| {

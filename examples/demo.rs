@@ -8,7 +8,8 @@
 //! for warm frames that reuse the finder's buffers, then each stage's best warm time (on a
 //! shared machine the minimum is the steadiest figure; benches give the medians).
 
-use broadphase::{scene, Aabb, Broadphase, Config};
+use broadphase::internals::scene;
+use broadphase::{Aabb, Broadphase, Config};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
@@ -95,7 +96,7 @@ fn run<const D: usize>(name: &str, n: usize, frames: usize) {
         }
         let s = bp.stats();
         let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-        let stages = [s.t_total, s.t_store, s.t_cells, s.t_sort, s.t_sweep, s.t_pairs].map(ms);
+        let stages = [s.t_total, s.t_scan, s.t_entries, s.t_sort, s.t_sweep, s.t_pairs].map(ms);
         if frame > 0 {
             for (b, t) in best.iter_mut().zip(stages) {
                 *b = b.min(t);
@@ -114,9 +115,9 @@ fn run<const D: usize>(name: &str, n: usize, frames: usize) {
         if frame == last {
             println!(
                 "cells {} ({:.2} per box), crowded cells {}, candidates {:.2} per box, exact tests {} ({:.2} per box), pairs {} ({:.2} per box)",
-                s.cells,
-                s.cells as f64 / s.boxes.max(1) as f64,
-                s.crowded_cells,
+                s.entries,
+                s.entries as f64 / s.boxes.max(1) as f64,
+                s.crowded_runs,
                 s.candidates as f64 / s.boxes.max(1) as f64,
                 s.exact_tests,
                 s.exact_tests as f64 / s.boxes.max(1) as f64,

@@ -15,7 +15,7 @@ const HEIGHT: f32 = 480.0;
 /// Islands: `n` boxes of 5 to 17 pixels a side in clumps of about 12 around random
 /// centres (a few boxes scattered alone), the kind of scene RDC separates well.
 fn scene(n: usize, seed: u64) -> Vec<Aabb2> {
-    let mut rng = broadphase::scene::Rng::new(seed);
+    let mut rng = broadphase::internals::scene::Rng::new(seed);
     let clumps: Vec<[f32; 2]> = (0..n.div_ceil(12))
         .map(|_| [30.0 + rng.next_f32() * (WIDTH - 60.0), 50.0 + rng.next_f32() * (HEIGHT - 80.0)])
         .collect();

@@ -4,10 +4,11 @@ use crate::{Aabb, Error};
 
 /// How crowded cells (columns) are refined in the sweep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Refine {
     /// Sweep-and-prune (Terdiman's box pruning), as in every other column.
     #[default]
-    Sap,
+    Sweep,
     /// Recursive Dimensional Clustering inside crowded cells, then sweep-and-prune inside
     /// the final groups.
     Rdc,
@@ -15,21 +16,33 @@ pub enum Refine {
 
 /// Which algorithm finds the pairs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum Method {
     /// Morton columns, unless a sweep-and-prune along the best axis is expected to test at
     /// most a bound per box (small, sparse or layered scenes: parallel planks, islands),
-    /// which one O(n) pass estimates. The bound is [`SWEEP_MAX_PER_BOX`](crate::SWEEP_MAX_PER_BOX)
-    /// where sizes vary widely, and falls with the number of boxes where they do not.
+    /// which one O(n) pass estimates. The bound is 128 tests a box where sizes vary
+    /// widely, and falls with the number of boxes where they do not (`docs/architecture.md`,
+    /// "Which algorithm").
     #[default]
     Auto,
     /// Always the Morton-column pipeline (in 1D: one column, swept on one thread).
-    Cells,
+    Columns,
     /// Always a whole-scene sweep-and-prune along the best axis.
     Sweep,
 }
 
 /// Settings for [`find_pairs_with`](crate::find_pairs_with) and [`Broadphase`](crate::Broadphase).
+///
+/// Built from [`Default`] and the `with_*` methods (the struct is `#[non_exhaustive]`, so
+/// fields may be added without breaking callers):
+///
+/// ```
+/// use broadphase::{Config, Method};
+/// let config = Config::<3>::default().with_margin(0.05).with_method(Method::Sweep);
+/// assert_eq!(config.margin, 0.05);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
 pub struct Config<const D: usize> {
     /// Grows every box by this much on every side before testing (shrinks when negative, so
     /// that touching boxes separate). The seeds' "threshold" with the sign flipped. A box that
@@ -44,7 +57,7 @@ pub struct Config<const D: usize> {
     /// box starts at the coarsest level that covers its largest extent (at most 2^(D-1)
     /// columns) and moves while a cost model says it pays (finer for big boxes, planks and
     /// walls lying across the columns), within this budget. At least 2^D, at most 4096.
-    pub max_cells_per_box: u32,
+    pub max_columns_per_box: u32,
     /// A column run is "crowded" when testing each of its `m` entries against the rest of
     /// the run and the `r` entries nested in it (`m(m-1)/2 + m r` tests) would cost more than
     /// this many tests per entry involved (`m + r`). Every run is swept with sweep-and-prune
@@ -62,15 +75,51 @@ impl<const D: usize> Default for Config<D> {
         Self {
             margin: 0.0,
             bounds: None,
-            max_cells_per_box: 64.max(1 << D),
+            max_columns_per_box: 64.max(1 << D),
             crowded_threshold: 64,
-            refine: Refine::Sap,
+            refine: Refine::Sweep,
             method: Method::Auto,
         }
     }
 }
 
 impl<const D: usize> Config<D> {
+    /// This configuration with [`Config::margin`] set.
+    pub fn with_margin(mut self, margin: f32) -> Self {
+        self.margin = margin;
+        self
+    }
+
+    /// This configuration with [`Config::bounds`] set.
+    pub fn with_bounds(mut self, bounds: Option<Aabb<D>>) -> Self {
+        self.bounds = bounds;
+        self
+    }
+
+    /// This configuration with [`Config::max_columns_per_box`] set.
+    pub fn with_max_columns_per_box(mut self, max: u32) -> Self {
+        self.max_columns_per_box = max;
+        self
+    }
+
+    /// This configuration with [`Config::crowded_threshold`] set.
+    pub fn with_crowded_threshold(mut self, threshold: u32) -> Self {
+        self.crowded_threshold = threshold;
+        self
+    }
+
+    /// This configuration with [`Config::refine`] set.
+    pub fn with_refine(mut self, refine: Refine) -> Self {
+        self.refine = refine;
+        self
+    }
+
+    /// This configuration with [`Config::method`] set.
+    pub fn with_method(mut self, method: Method) -> Self {
+        self.method = method;
+        self
+    }
+
     /// Checks every field; called once per run at the API boundary.
     pub fn validate(&self) -> Result<(), Error> {
         if D == 0 || D > 3 {
@@ -90,9 +139,9 @@ impl<const D: usize> Config<D> {
                 });
             }
         }
-        if self.max_cells_per_box < (1 << D) || self.max_cells_per_box > 4096 {
+        if self.max_columns_per_box < (1 << D) || self.max_columns_per_box > 4096 {
             return Err(Error::InvalidConfig {
-                field: "max_cells_per_box",
+                field: "max_columns_per_box",
                 reason: "must lie in 2^D..=4096",
             });
         }

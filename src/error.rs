@@ -5,6 +5,7 @@ use std::fmt;
 
 /// What is wrong with a box.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BoxProblem {
     /// A coordinate is NaN.
     NaN,
@@ -19,6 +20,7 @@ pub enum BoxProblem {
 
 /// Errors from the public API.
 #[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
 pub enum Error {
     /// Box `index` (the first offending one) is not a valid box.
     InvalidBox {
@@ -39,7 +41,8 @@ pub enum Error {
         /// Why it was refused.
         reason: &'static str,
     },
-    /// A handle that does not (or no longer) name a live object.
+    /// A handle that does not (or no longer) name a live object. Reserved for the
+    /// persistent world's handles: no call returns it yet.
     StaleHandle {
         /// The handle's raw value.
         handle: u64,

@@ -15,37 +15,50 @@
 //! First, one O(n) pass validates the boxes and estimates what a sweep-and-prune along the
 //! best axis would cost ([`Method::Auto`]). Small, sparse and layered scenes are swept
 //! whole. Dense ones take the column pipeline (see `docs/architecture.md`): each box gets
-//! one entry per aligned [`morton`] cell of the other axes (a column, as long as the world
-//! along the sweep axis) that it touches, the entries are [`radix_sort`]ed by column and by
-//! position along the sweep axis, gathered into a structure-of-arrays store, and each
-//! column is swept with [`sap`] sweep-and-prune; then the pair keys are sorted.
-//! [`brute_force_pairs`] is the reference every algorithm
-//! is tested against. Everything runs on the caller's rayon pool:
-//! `pool.install(|| find_pairs(&boxes))` sets the thread count, and the output is the same
-//! bytes for any thread count.
+//! one entry per aligned Morton cell of the other axes (a column, as long as the world
+//! along the sweep axis) that it touches, the entries are radix sorted by column and by
+//! position along the sweep axis, gathered into structure-of-arrays rows, and each column
+//! is swept with sweep-and-prune; then the pair keys are sorted. [`brute_force_pairs`] is
+//! the reference every algorithm is tested against. Everything runs on the caller's rayon
+//! pool: `pool.install(|| find_pairs(&boxes))` sets the thread count, and the output is
+//! the same bytes for any thread count.
+//!
+//! The modules, in the order a frame meets them: `choose` (scan the scene, pick the
+//! algorithm), `columns` (the column pipeline, a file a stage), `algorithms` (brute force,
+//! sweep-and-prune, RDC) and `kernels` (Morton codes, radix sort, pair sort, SIMD,
+//! parallel plumbing); `pipeline` drives them. Dependencies point one way: pipeline ->
+//! choose, columns -> algorithms -> kernels -> the types.
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod aabb;
-mod brute_force;
+mod algorithms;
+mod choose;
 mod columns;
 mod config;
 mod error;
-mod isa;
-mod pairs;
+mod kernels;
 mod pipeline;
 mod stats;
 mod validate;
 
-pub mod morton;
-pub mod radix_sort;
-pub mod rdc;
-pub mod sap;
+#[cfg(any(test, feature = "internals"))]
 pub mod scene;
 
 pub use aabb::{Aabb, Aabb2, Aabb3};
-pub use brute_force::brute_force_pairs;
+pub use algorithms::brute_force::brute_force_pairs;
+pub use algorithms::rdc::{Clusters, Rdc};
 pub use config::{Config, Method, Refine};
 pub use error::{BoxProblem, Error};
-pub use pipeline::{find_pairs, find_pairs_with, Broadphase, SWEEP_MAX_PER_BOX};
-pub use rdc::{Clusters, Rdc};
+pub use pipeline::{find_pairs, find_pairs_with, Broadphase};
 pub use stats::Stats;
+
+/// The crate's insides that its own benchmarks, tests and examples reach for: seeded
+/// scene generators and the kernels measured on their own. Behind the non-default
+/// `internals` feature and hidden from the docs: no stability promise.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::kernels::morton;
+    pub use crate::kernels::radix_sort;
+    pub use crate::scene;
+}

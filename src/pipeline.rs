@@ -5,61 +5,12 @@
 //! [`Stats`]. [`Broadphase`] owns every buffer and reuses it across calls, so a steady
 //! stream of frames of similar size allocates nothing but the output's growth.
 
+use crate::algorithms::sap::Sorted;
 use crate::columns::{Columns, Entry};
-use crate::config::Method;
-use crate::sap::Sorted;
 use crate::{Aabb, Config, Error, Stats};
-
-/// The most tests a box at which `Method::Auto` sweeps a scene whole: for small scenes in
-/// 2D, and for boxes of widely spread sizes. Where sizes are alike the bound is half of it
-/// in 3D, and beyond 16,384 boxes it falls as `1 / n`, to no less than 32
-/// (`docs/architecture.md`, "Which algorithm").
-/// PERF: sweep-and-prune costs about 30-40 + 0.5-0.9 x (tests per box) ns a box; the cell
-/// pipeline, once faster, costs
-/// 80-260 ns a box in 2D and 120-560 in 3D at 10k-100k (1 thread, `docs/BENCHMARKS.md`).
-/// At 256, 2D uniform and clustered 100k were swept (190 and 226 tests a box) in 12.4 and
-/// 21.7 ms where the cells took 8.1 and 13.7, and 3D terrain 10k (209) in 2.04 ms against
-/// 1.61.
-pub const SWEEP_MAX_PER_BOX: f64 = 128.0;
-
-/// Scenes up to this many live boxes keep the whole [`sweep_max_per_box`]; larger ones
-/// get a bound falling as `1 / n`.
-const SWEEP_FULL_BELOW: f64 = 16_384.0;
-
-/// The least bound [`sweep_max_per_box`] falls to.
-const SWEEP_MIN_PER_BOX: f64 = 32.0;
-
-/// Boxes whose sizes spread over more than this ([`crate::sap::AxisStats::size_spread`]: the
-/// sampled boxes' largest extents, 90th percentile over 10th) keep [`SWEEP_MAX_PER_BOX`]
-/// at every size in [`sweep_max_per_box`]. PERF: on sparse scenes of 100k boxes with
-/// sizes log-uniform over a range of 2, 4, 10, 32 and 100 (spreads of about 1.7, 3.0,
-/// 6.3, 16 and 40), the columns were faster than the sweep at 64 tests a box for the
-/// first two (1.02-1.37x), even or mixed at 10 (0.83-1.17x), and slower at 32 and 100
-/// (0.57-0.82x) (2 threads, two runs, `docs/BENCHMARKS.md`). Many levels of columns cost
-/// more a box.
-pub(crate) const SIZE_SPREAD_MAX: f64 = 5.0;
-
-/// The most tests a box (as estimated) at which `Method::Auto` sweeps a scene of `n` live
-/// boxes whole instead of taking the columns. Where the boxes' sizes spread over more than
-/// [`SIZE_SPREAD_MAX`], [`SWEEP_MAX_PER_BOX`]; otherwise that in 2D and half of it in 3D
-/// up to 16,384 live boxes, then falling as `1 / n`, to at least 32 (from 65,536 boxes
-/// in 2D, 32,768 in 3D). PERF: the sweep's sort and reads cost more a box as `n` grows,
-/// the columns' cost a box much less so. On sparse uniform scenes (sizes within 3x; 2
-/// threads, two runs, `docs/BENCHMARKS.md`) the two broke even at about 96-128 tests a
-/// box in 2D and 48-64 in 3D at 10k boxes, 48-64 and 48 at 30k, 16-24 and 16 at 100k,
-/// 8-16 and 16-32 at 1M, but at 32 tests a box the ratio ranged from 0.8 to 1.2 across
-/// runs and sizes: up to 32 the sweep is kept. With 128 at every size, 100k boxes at 128
-/// tests a box were swept 1.5x (2D) and 1.9-2.0x (3D) slower than the columns.
-pub(crate) fn sweep_max_per_box<const D: usize>(n: usize, size_spread: f64) -> f64 {
-    if size_spread > SIZE_SPREAD_MAX {
-        return SWEEP_MAX_PER_BOX;
-    }
-    let base = if D >= 3 { 0.5 * SWEEP_MAX_PER_BOX } else { SWEEP_MAX_PER_BOX };
-    (base * (SWEEP_FULL_BELOW / n as f64).min(1.0)).max(SWEEP_MIN_PER_BOX)
-}
 use std::time::Instant;
 
-/// A reusable pair finder: owns the store, the cell buffers and the pair buffers.
+/// A reusable pair finder: owns the scan's, the columns' and the pair stage's buffers.
 #[derive(Debug)]
 pub struct Broadphase<const D: usize> {
     config: Config<D>,
@@ -120,7 +71,7 @@ impl<const D: usize> Broadphase<D> {
         // the first offending index.
         // The trim's sample is sorted beside the scan: it reads only its own boxes.
         let (mut scan, sample) =
-            rayon::join(|| crate::sap::scan_scene(boxes, m), || crate::sap::TrimSample::take(boxes, m));
+            rayon::join(|| crate::choose::scan_scene(boxes, m), || crate::choose::TrimSample::take(boxes, m));
         if scan.invalid {
             crate::validate::check_boxes(boxes)?;
         }
@@ -128,14 +79,10 @@ impl<const D: usize> Broadphase<D> {
             scan.trim(sample);
         }
         let (axis, per_box) = scan.best();
-        // In 1D a column is the whole line: `Auto` always takes the (parallel) sweep there.
-        let method = self.config.method;
-        let sweep = method == Method::Sweep
-            || (method == Method::Auto
-                && (D < 2 || per_box <= sweep_max_per_box::<D>(scan.count(), scan.size_spread())));
+        let sweep = crate::choose::sweeps::<D>(self.config.method, &scan, per_box);
         if sweep {
             let t = Instant::now();
-            let tested = crate::sap::sweep_into(&mut self.sweep, boxes, m, axis, out);
+            let tested = crate::algorithms::sap::sweep_into(&mut self.sweep, boxes, m, axis, out);
             self.stats.t_sweep = t.elapsed();
             self.stats.candidates = tested;
             self.stats.exact_tests = tested;
@@ -166,7 +113,7 @@ impl<const D: usize> Broadphase<D> {
             bulk,
             scan.size_spread(),
         );
-        self.stats.t_store = t0.elapsed();
+        self.stats.t_scan = t0.elapsed();
         if self.cols.layout.bits() <= 64 {
             run(
                 &mut self.cols,
@@ -220,13 +167,13 @@ fn run<const D: usize, T: Entry>(
 ) {
     let t = Instant::now();
     cols.write_entries(boxes, config.margin, entries);
-    entries.truncate(cols.cells);
-    stats.cells = entries.len();
-    stats.t_cells = t.elapsed();
+    entries.truncate(cols.entries);
+    stats.entries = entries.len();
+    stats.t_entries = t.elapsed();
 
     let t = Instant::now();
     let lay = cols.layout;
-    crate::radix_sort::sort(entries, scratch, lay.sort_from()..lay.bits());
+    crate::kernels::radix_sort::sort(entries, scratch, lay.sort_from()..lay.bits());
     stats.t_sort = t.elapsed();
 
     let t = Instant::now();
@@ -240,7 +187,7 @@ fn run<const D: usize, T: Entry>(
     *out = spill.into_inner().unwrap_or_else(|e| e.into_inner());
     stats.candidates = counts.candidates;
     stats.exact_tests = counts.exact_tests;
-    stats.crowded_cells = counts.crowded;
+    stats.crowded_runs = counts.crowded;
     stats.rdc_splits = counts.rdc_splits;
     #[cfg(test)]
     {
@@ -256,7 +203,7 @@ fn run<const D: usize, T: Entry>(
     let mut spare = cols.spare_rows();
     spare.push(bytemuck::cast_slice_mut(&mut entries[..]));
     // Keys packed in 32 bits (up to 2^21 boxes, `pairs::packed_bits`) take half a slot.
-    let packed = 1 + crate::pairs::packed_bits(boxes.len()).is_some() as usize;
+    let packed = 1 + crate::kernels::pair_sort::packed_bits(boxes.len()).is_some() as usize;
     let room: usize = packed * spare.iter().map(|s| s.len()).sum::<usize>();
     let pool: &mut [[u32; 2]] = bytemuck::cast_slice_mut(&mut scratch[..]);
     let pool = if out.len() + in_pool > room {
@@ -286,7 +233,7 @@ fn run<const D: usize, T: Entry>(
         })
         .collect();
     let fine: Vec<Vec<u32>> = chunks.into_iter().map(|c| c.hist).collect();
-    let sorted = crate::pairs::Spilled::scatter(&keys, Some(&fine), boxes.len(), spare, extra);
+    let sorted = crate::kernels::pair_sort::Spilled::scatter(&keys, Some(&fine), boxes.len(), spare, extra);
     drop(keys);
     sorted.write(out);
     stats.t_pairs = t.elapsed();
@@ -312,7 +259,7 @@ pub fn find_pairs_with<const D: usize>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::brute_force_pairs;
+    use crate::{brute_force_pairs, Method};
 
     fn rng(seed: u64) -> impl FnMut() -> f32 {
         let mut r = crate::scene::Rng::new(seed);
@@ -348,7 +295,7 @@ mod tests {
                 agree::<1>(&scene(300, seed, world, size), &Config::default());
                 let c = Config {
                     crowded_threshold: 1,
-                    max_cells_per_box: 4096,
+                    max_columns_per_box: 4096,
                     margin: 0.5,
                     ..Config::default()
                 };
@@ -372,7 +319,7 @@ mod tests {
             for margin in [0.0, 0.3] {
                 let c3 = Config::<3> { margin, ..Config::default() };
                 // 6,000 2D boxes would be swept whole.
-                let c2 = Config::<2> { margin, method: Method::Cells, ..Config::default() };
+                let c2 = Config::<2> { margin, method: Method::Columns, ..Config::default() };
                 let varied = crate::scene::varied::<3>(6000, seed);
                 agree(&varied, &c3);
                 let mut bp = Broadphase::new(c3).unwrap();

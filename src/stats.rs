@@ -5,13 +5,15 @@ use std::time::Duration;
 
 /// What one run did, stage by stage.
 #[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Boxes in the input.
     pub boxes: usize,
-    /// The scan (validation, bounds, sweep-axis estimate) and the column plan (levels).
-    pub t_store: Duration,
-    /// Cell entry generation (one key per box and column).
-    pub t_cells: Duration,
+    /// The scan (validation, bounds, sweep-axis estimate, the choice of algorithm) and the
+    /// column plan (levels).
+    pub t_scan: Duration,
+    /// The entry write (one key per box and column).
+    pub t_entries: Duration,
     /// Radix sort of the cell keys.
     pub t_sort: Duration,
     /// The gather of the boxes into the structure-of-arrays rows, and the sweep of the
@@ -21,10 +23,10 @@ pub struct Stats {
     pub t_pairs: Duration,
     /// Whole run.
     pub t_total: Duration,
-    /// Cell entries (box, cell) generated.
-    pub cells: usize,
+    /// Entries (box, column) written.
+    pub entries: usize,
     /// Column runs found crowded (see `Config::crowded_threshold`).
-    pub crowded_cells: usize,
+    pub crowded_runs: usize,
     /// Candidate entry pairs looked at: the rows in a box's window along the sweep axis
     /// (column runs and their nested ranges; a group of range rows shares one window, the
     /// union of theirs), or the boxes a whole-scene sweep tests.

@@ -58,9 +58,9 @@ fn scenes<const D: usize>(seed: u64) -> Vec<(String, Vec<Aabb<D>>)> {
 fn det_configs<const D: usize>() -> Vec<Config<D>> {
     vec![
         Config::default(),
-        Config { refine: Refine::Rdc, ..Config::default() },
-        cfg(64, 4, Refine::Sap),
-        Config { margin: 0.1, ..cfg(4096, 1, Refine::Rdc) },
+        Config::default().with_refine(Refine::Rdc),
+        cfg(64, 4, Refine::Sweep),
+        cfg(4096, 1, Refine::Rdc).with_margin(0.1),
     ]
 }
 
@@ -68,10 +68,10 @@ fn det_configs<const D: usize>() -> Vec<Config<D>> {
 fn counts(s: &Stats) -> [(&'static str, usize); 6] {
     [
         ("boxes", s.boxes),
-        ("cells", s.cells),
+        ("entries", s.entries),
         ("exact_tests", s.exact_tests),
         ("pairs", s.pairs),
-        ("crowded_cells", s.crowded_cells),
+        ("crowded_runs", s.crowded_runs),
         ("rdc_splits", s.rdc_splits),
     ]
 }
@@ -184,17 +184,23 @@ fn default_entry_point_and_errors_for_any_thread_count() {
 #[test]
 fn large_scenes_same_for_any_thread_count() {
     fn go<const D: usize>(name: &str, boxes: Vec<Aabb<D>>, pools: &[(usize, rayon::ThreadPool)]) {
-        let cells = Config::<D> { method: Method::Cells, ..Config::default() };
+        let cells = Config::<D>::default().with_method(Method::Columns);
         let mut baseline: Option<(Vec<[u32; 2]>, Stats)> = None;
         for (t, pool) in pools {
             let mut bp = Broadphase::new(cells).unwrap();
             let mut out = Vec::new();
             pool.install(|| bp.find_pairs(&boxes, &mut out)).unwrap();
             let stats = bp.stats().clone();
-            assert!(stats.cells >= 1 << 15, "{name}: {} entries, too few for the parallel sort", stats.cells);
+            assert!(
+                stats.entries >= 1 << 15,
+                "{name}: {} entries, too few for the parallel sort",
+                stats.entries
+            );
             match &baseline {
                 None => {
-                    let want = broadphase::sap::find_pairs(&boxes, &Config::default()).unwrap();
+                    let want =
+                        broadphase::find_pairs_with(&boxes, &Config::default().with_method(Method::Sweep))
+                            .unwrap();
                     assert!(out == want, "{name}: cells vs sweep: {}", first_diff(&out, &want));
                     assert!(out.len() > 4096, "{name}: {} pairs, too few for the bucket sorts", out.len());
                     baseline = Some((out, stats));
@@ -207,9 +213,9 @@ fn large_scenes_same_for_any_thread_count() {
         }
     }
     let pools = pools();
-    go::<3>("3D varied 40k", broadphase::scene::varied(40_000, 7), &pools);
-    go::<3>("3D clustered 40k", broadphase::scene::clustered(40_000, 8), &pools);
-    go::<2>("2D uniform 50k", broadphase::scene::uniform(50_000, 9), &pools);
+    go::<3>("3D varied 40k", broadphase::internals::scene::varied(40_000, 7), &pools);
+    go::<3>("3D clustered 40k", broadphase::internals::scene::clustered(40_000, 8), &pools);
+    go::<2>("2D uniform 50k", broadphase::internals::scene::uniform(50_000, 9), &pools);
 }
 
 /// Internal consistency of `Stats` after a run (margin 0, all boxes valid).
@@ -218,8 +224,8 @@ fn stats_are_consistent() {
     fn go<const D: usize>(seed: u64) {
         for (label, boxes) in scenes::<D>(seed) {
             // The cell invariants need the cell pipeline (`Method::Auto` may sweep instead).
-            for c in [Config::default(), cfg(4096, 1, Refine::Rdc), cfg(1 << D, 2, Refine::Sap)] {
-                let c = Config { method: Method::Cells, ..c };
+            for c in [Config::default(), cfg(4096, 1, Refine::Rdc), cfg(1 << D, 2, Refine::Sweep)] {
+                let c = c.with_method(Method::Columns);
                 let ctx = format!("D = {D}, scene {label} (n = {}), {c:?}", boxes.len());
                 let mut bp = Broadphase::new(c).unwrap();
                 let mut out = Vec::new();
@@ -228,23 +234,23 @@ fn stats_are_consistent() {
                 let n = boxes.len();
                 assert_eq!(s.boxes, n, "{ctx}: Stats.boxes must be the input length; {s:?}");
                 assert_eq!(s.pairs, out.len(), "{ctx}: Stats.pairs must be the output length; {s:?}");
-                assert!(s.cells >= n, "{ctx}: every box lies in at least one cell; {s:?}");
+                assert!(s.entries >= n, "{ctx}: every box lies in at least one cell; {s:?}");
                 assert!(
-                    s.cells <= n * c.max_cells_per_box as usize,
-                    "{ctx}: no box may take more than max_cells_per_box cells; {s:?}"
+                    s.entries <= n * c.max_columns_per_box as usize,
+                    "{ctx}: no box may take more than max_columns_per_box cells; {s:?}"
                 );
                 assert!(s.exact_tests >= s.pairs, "{ctx}: every reported pair was exact-tested; {s:?}");
-                assert!(s.crowded_cells <= s.cells, "{ctx}: crowded cells are a subset of cells; {s:?}");
-                if c.refine == Refine::Sap {
-                    assert_eq!(s.rdc_splits, 0, "{ctx}: rdc_splits must be 0 under Refine::Sap; {s:?}");
+                assert!(s.crowded_runs <= s.entries, "{ctx}: crowded cells are a subset of cells; {s:?}");
+                if c.refine == Refine::Sweep {
+                    assert_eq!(s.rdc_splits, 0, "{ctx}: rdc_splits must be 0 under Refine::Sweep; {s:?}");
                 }
             }
             // The whole-scene sweep makes no cells and exact-tests every reported pair.
-            let mut bp = Broadphase::new(Config { method: Method::Sweep, ..Config::default() }).unwrap();
+            let mut bp = Broadphase::new(Config::default().with_method(Method::Sweep)).unwrap();
             let mut out = Vec::new();
             bp.find_pairs(&boxes, &mut out).unwrap();
             let s = bp.stats();
-            assert_eq!((s.cells, s.pairs), (0, out.len()), "D = {D}, scene {label}: sweep stats {s:?}");
+            assert_eq!((s.entries, s.pairs), (0, out.len()), "D = {D}, scene {label}: sweep stats {s:?}");
             assert!(s.exact_tests >= s.pairs, "D = {D}, scene {label}: sweep stats {s:?}");
         }
     }

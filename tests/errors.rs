@@ -69,7 +69,7 @@ fn configs<const D: usize>() -> Vec<Config<D>> {
     vec![
         Config::default(),
         cfg(4096, 1, Refine::Rdc),
-        Config { margin: -0.5, bounds: Some(Aabb::new([0.0; D], [1.0; D])), ..Config::default() },
+        Config::default().with_margin(-0.5).with_bounds(Some(Aabb::new([0.0; D], [1.0; D]))),
     ]
 }
 
@@ -307,18 +307,18 @@ fn broadphase_usable_after_error() {
 fn bad_configs<const D: usize>() -> Vec<(Config<D>, &'static str)> {
     let d = Config::<D>::default();
     let mut v = vec![
-        (Config { margin: f32::NAN, ..d }, "margin"),
-        (Config { margin: f32::INFINITY, ..d }, "margin"),
-        (Config { margin: f32::NEG_INFINITY, ..d }, "margin"),
-        (Config { max_cells_per_box: 0, ..d }, "max_cells_per_box"),
-        (Config { max_cells_per_box: (1 << D) - 1, ..d }, "max_cells_per_box"),
-        (Config { max_cells_per_box: 4097, ..d }, "max_cells_per_box"),
-        (Config { max_cells_per_box: 5000, ..d }, "max_cells_per_box"),
-        (Config { max_cells_per_box: u32::MAX, ..d }, "max_cells_per_box"),
-        (Config { crowded_threshold: 0, ..d }, "crowded_threshold"),
+        (d.with_margin(f32::NAN), "margin"),
+        (d.with_margin(f32::INFINITY), "margin"),
+        (d.with_margin(f32::NEG_INFINITY), "margin"),
+        (d.with_max_columns_per_box(0), "max_columns_per_box"),
+        (d.with_max_columns_per_box((1 << D) - 1), "max_columns_per_box"),
+        (d.with_max_columns_per_box(4097), "max_columns_per_box"),
+        (d.with_max_columns_per_box(5000), "max_columns_per_box"),
+        (d.with_max_columns_per_box(u32::MAX), "max_columns_per_box"),
+        (d.with_crowded_threshold(0), "crowded_threshold"),
     ];
     if D >= 2 {
-        v.push((Config { max_cells_per_box: 3, ..d }, "max_cells_per_box"));
+        v.push((d.with_max_columns_per_box(3), "max_columns_per_box"));
     }
     for axis in 0..D {
         for spoil in 0..5 {
@@ -330,7 +330,7 @@ fn bad_configs<const D: usize>() -> Vec<(Config<D>, &'static str)> {
                 3 => b.min[axis] = f32::NEG_INFINITY,
                 _ => b.min[axis] = b.max[axis] + 1.0,
             }
-            v.push((Config { bounds: Some(b), ..d }, "bounds"));
+            v.push((d.with_bounds(Some(b)), "bounds"));
         }
     }
     v
@@ -406,21 +406,21 @@ fn config_edge_values_accepted() {
         assert_eq!(d.validate(), Ok(()), "default config must be valid");
         // Only what the contract states: Sap is the default refiner, and `find_pairs` is
         // plain closed overlap (no margin). Tuning defaults are free to change.
-        assert_eq!(d.refine, Refine::Sap);
+        assert_eq!(d.refine, Refine::Sweep);
         assert_eq!(d.margin, 0.0);
         let ok = [
-            Config { max_cells_per_box: 1 << D, ..d },
-            Config { max_cells_per_box: 4096, ..d },
-            Config { max_cells_per_box: (1 << D) + 1, ..d },
-            Config { crowded_threshold: 1, ..d },
-            Config { crowded_threshold: u32::MAX, ..d },
-            Config { margin: f32::MAX, ..d },
-            Config { margin: -f32::MAX, ..d },
-            Config { margin: -0.0, ..d },
-            Config { margin: f32::from_bits(1), ..d }, // subnormal
-            Config { bounds: Some(Aabb::new([2.0; D], [2.0; D])), ..d }, // zero extent
-            Config { bounds: Some(Aabb::new([-f32::MAX; D], [f32::MAX; D])), ..d },
-            Config { refine: Refine::Rdc, ..d },
+            d.with_max_columns_per_box(1 << D),
+            d.with_max_columns_per_box(4096),
+            d.with_max_columns_per_box((1 << D) + 1),
+            d.with_crowded_threshold(1),
+            d.with_crowded_threshold(u32::MAX),
+            d.with_margin(f32::MAX),
+            d.with_margin(-f32::MAX),
+            d.with_margin(-0.0),
+            d.with_margin(f32::from_bits(1)),                   // subnormal
+            d.with_bounds(Some(Aabb::new([2.0; D], [2.0; D]))), // zero extent
+            d.with_bounds(Some(Aabb::new([-f32::MAX; D], [f32::MAX; D]))),
+            d.with_refine(Refine::Rdc),
         ];
         for c in ok {
             assert_eq!(c.validate(), Ok(()), "D = {D}: {c:?} should be valid");
@@ -533,14 +533,14 @@ fn wild_config<const D: usize>() -> impl Strategy<Value = Config<D>> {
     let bounds = prop_oneof![2 => Just(None), 1 => wild_box::<D>().prop_map(Some)];
     let cells = prop_oneof![4 => (1u32 << D)..=4096, 1 => any::<u32>()];
     let crowded = prop_oneof![4 => 1u32..100, 1 => Just(0u32), 1 => any::<u32>()];
-    let refine = prop_oneof![Just(Refine::Sap), Just(Refine::Rdc)];
-    (margin, bounds, cells, crowded, refine).prop_map(|(margin, bounds, mc, ct, refine)| Config {
-        margin,
-        bounds,
-        max_cells_per_box: mc,
-        crowded_threshold: ct,
-        refine,
-        ..Config::default()
+    let refine = prop_oneof![Just(Refine::Sweep), Just(Refine::Rdc)];
+    (margin, bounds, cells, crowded, refine).prop_map(|(margin, bounds, mc, ct, refine)| {
+        Config::default()
+            .with_margin(margin)
+            .with_bounds(bounds)
+            .with_max_columns_per_box(mc)
+            .with_crowded_threshold(ct)
+            .with_refine(refine)
     })
 }
 
@@ -572,8 +572,8 @@ fn bad_config_fields<const D: usize>(c: &Config<D>) -> Vec<&'static str> {
             v.push("bounds");
         }
     }
-    if c.max_cells_per_box < (1 << D) || c.max_cells_per_box > 4096 {
-        v.push("max_cells_per_box");
+    if c.max_columns_per_box < (1 << D) || c.max_columns_per_box > 4096 {
+        v.push("max_columns_per_box");
     }
     if c.crowded_threshold == 0 {
         v.push("crowded_threshold");
@@ -660,11 +660,11 @@ proptest! {
     fn arbitrary_finite_boxes_match_brute_force(
         boxes in prop::collection::vec(wild_box::<3>().prop_filter("valid", |b| b.is_valid()), 0..120),
         margin in prop_oneof![Just(0.0f32), any_f32().prop_filter("finite", |m| m.is_finite()), -1.0f32..1.0],
-        refine in prop_oneof![Just(Refine::Sap), Just(Refine::Rdc)],
+        refine in prop_oneof![Just(Refine::Sweep), Just(Refine::Rdc)],
         crowded in prop_oneof![Just(1u32), Just(64u32)],
         cells in prop_oneof![Just(8u32), Just(4096u32)],
     ) {
-        let config = Config { margin, refine, crowded_threshold: crowded, max_cells_per_box: cells, ..Config::default() };
+        let config = Config::default().with_margin(margin).with_refine(refine).with_crowded_threshold(crowded).with_max_columns_per_box(cells);
         no_panic_case(&boxes, &config)?;
         let r = find_pairs_with(&boxes, &config);
         prop_assert!(r.is_ok(), "valid input refused: {:?}", r);

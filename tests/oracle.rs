@@ -111,9 +111,15 @@ fn config<const D: usize>() -> impl Strategy<Value = Config<D>> {
     let max_cells =
         prop_oneof![Just(min_cells), Just(min_cells + 1), Just(64u32), Just(4096u32), min_cells..=4096u32,];
     let crowded = prop_oneof![Just(1u32), Just(2u32), Just(64u32), 1u32..200];
-    let refine = prop_oneof![Just(Refine::Sap), Just(Refine::Rdc)];
+    let refine = prop_oneof![Just(Refine::Sweep), Just(Refine::Rdc)];
     (margin(), bounds::<D>(), max_cells, crowded, refine).prop_map(|(margin, bounds, mc, ct, refine)| {
-        Config { margin, bounds, max_cells_per_box: mc, crowded_threshold: ct, refine, method: Method::Auto }
+        Config::default()
+            .with_margin(margin)
+            .with_bounds(bounds)
+            .with_max_columns_per_box(mc)
+            .with_crowded_threshold(ct)
+            .with_refine(refine)
+            .with_method(Method::Auto)
     })
 }
 
@@ -229,7 +235,7 @@ proptest! {
 // =============================================================================================
 
 fn brute<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> Vec<[u32; 2]> {
-    brute_force_pairs(boxes, &Config { margin, ..Config::default() }).expect("scene must be valid")
+    brute_force_pairs(boxes, &Config::default().with_margin(margin)).expect("scene must be valid")
 }
 
 fn got<const D: usize>(boxes: &[Aabb<D>], config: &Config<D>) -> Vec<[u32; 2]> {
@@ -243,7 +249,7 @@ fn empty_for<const D: usize>() {
     for t in tuning_configs::<D>() {
         for bounds in [None, Some(Aabb::new([0.0; D], [1.0; D])), Some(Aabb::new([5.0; D], [5.0; D]))] {
             for margin in [0.0, 1.0, -1.0] {
-                let c = Config { margin, bounds, ..t };
+                let c = t.with_margin(margin).with_bounds(bounds);
                 assert_eq!(find_pairs_with(&none, &c), Ok(vec![]), "empty input, D = {D}, {c:?}");
                 let mut bp = Broadphase::new(c).unwrap();
                 let mut out = vec![[0, 1]];
@@ -271,7 +277,7 @@ fn one_box_for<const D: usize>() {
         assert_eq!(find_pairs(&[b]), Ok(vec![]), "one box {b:?}");
         // Margins that grow, shrink to a point, and turn it inside out.
         for margin in [0.0, 10.0, -0.5, -2.0] {
-            let c = Config { margin, ..Config::default() };
+            let c = Config::default().with_margin(margin);
             assert_eq!(find_pairs_with(&[b], &c), Ok(vec![]), "one box {b:?} margin {margin}");
         }
         check_scene("one_box", &[b], &[5.0, -5.0]);
@@ -295,13 +301,13 @@ fn all_identical_for<const D: usize>() {
     }
     // Unit boxes shrunk by exactly half their extent become points: still all overlap.
     let boxes = vec![Aabb::new([1.0; D], [2.0; D]); n];
-    let c = Config { margin: -0.5, ..Config::default() };
+    let c = Config::default().with_margin(-0.5);
     assert_eq!(got(&boxes, &c).len(), choose2(n), "unit boxes shrunk to identical points must all overlap");
     // ...and a little more turns them inside out: no pairs at all.
     for margin in [-0.5 - 1.0 / 1024.0, -0.75, -0.501] {
         assert_eq!(brute(&boxes, margin).len(), 0, "margin {margin} inverts unit boxes");
         for t in tuning_configs::<D>() {
-            let c = Config { margin, ..t };
+            let c = t.with_margin(margin);
             assert_eq!(
                 got(&boxes, &c),
                 Vec::<[u32; 2]>::new(),
@@ -418,7 +424,7 @@ fn touching_for<const D: usize>(a: usize) {
         check_scene(&name, &boxes, &[-1.0e-4]);
         // A tiny negative margin separates every touching pair.
         for t in tuning_configs::<D>() {
-            let c = Config { margin: -1.0e-4, ..t };
+            let c = t.with_margin(-1.0e-4);
             assert_eq!(
                 got(&boxes, &c),
                 Vec::<[u32; 2]>::new(),
@@ -445,7 +451,7 @@ fn touching_for<const D: usize>(a: usize) {
     assert_eq!(brute(&boxes, 0.25).len(), expected);
     check_scene(&format!("touching gapped D = {D}"), &boxes, &[0.25, next_down(0.25)]);
     for t in tuning_configs::<D>() {
-        let c = Config { margin: 0.25, ..t };
+        let c = t.with_margin(0.25);
         assert_eq!(got(&boxes, &c).len(), expected, "margin 0.25 must close 0.5 gaps exactly, {c:?}");
     }
 }
@@ -513,7 +519,7 @@ fn on_cell_boundary_for<const D: usize>(seed: u64, lo: f32, hi: f32) {
     // Explicit bounds equal to the power-of-two span, and half of it.
     for t in tuning_configs::<D>() {
         for bounds in [Aabb::new([lo; D], [hi; D]), Aabb::new([lo; D], [lo + span * 0.5; D])] {
-            let c = Config { bounds: Some(bounds), ..t };
+            let c = t.with_bounds(Some(bounds));
             check(&name, &boxes, &c).unwrap_or_else(|e| panic!("{e}"));
         }
     }
@@ -550,9 +556,9 @@ fn outside_world_for<const D: usize>(seed: u64) {
     ];
     for bounds in bounds_list {
         for t in tuning_configs::<D>() {
-            let c = Config { bounds: Some(bounds), ..t };
+            let c = t.with_bounds(Some(bounds));
             check_against(&name, &boxes, &c, &want).unwrap_or_else(|e| panic!("{e}"));
-            let c = Config { margin: 3.0, ..c };
+            let c = c.with_margin(3.0);
             check_against(&name, &boxes, &c, &want_m).unwrap_or_else(|e| panic!("{e}"));
         }
     }
@@ -584,7 +590,7 @@ fn far_strays_for<const D: usize>(seed: u64) {
     // The column pipeline itself, whatever `Auto` picks for this small scene.
     let want = brute(&boxes, 0.0);
     for t in tuning_configs::<D>() {
-        let c = Config { method: Method::Cells, ..t };
+        let c = t.with_method(Method::Columns);
         check_against(&name, &boxes, &c, &want).unwrap_or_else(|e| panic!("{e}"));
     }
 }
@@ -625,10 +631,10 @@ fn big_box_over_the_scene_for<const D: usize>(seed: u64) {
     let scene: Vec<Aabb<D>> = uniform(&mut rng, n, w, 1.0);
     let mut with = scene.clone();
     with.push(big(w));
-    let cells_only = Config { method: Method::Cells, ..Config::default() };
+    let cells_only = Config::default().with_method(Method::Columns);
     let alone = stats_of(&scene, cells_only).candidates as f64;
     let under = stats_of(&with, cells_only);
-    let (under, cells) = (under.candidates as f64, under.cells as f64);
+    let (under, cells) = (under.candidates as f64, under.entries as f64);
     // The big box adds about one candidate an entry; the scene's own may change a little.
     assert!(under <= 1.2 * alone + cells, "D = {D}: {alone} candidates alone, {under} under the big box");
 }
@@ -715,7 +721,7 @@ fn interleaved_clumps_for<const D: usize>(seed: u64) {
     let mut by_clump: Vec<usize> = (0..n).collect();
     by_clump.sort_by_key(|&i| (i % k, i));
     let ordered: Vec<Aabb<D>> = by_clump.iter().map(|&i| cycling[i]).collect();
-    let cells = Config::<D> { method: Method::Cells, ..Config::default() };
+    let cells = Config::<D>::default().with_method(Method::Columns);
     let a = stats_of(&cycling, cells).candidates as f64;
     let b = stats_of(&ordered, cells).candidates as f64;
     assert!(a <= 2.0 * b, "D = {D}: {a} candidates with cycling ids, {b} in clump order");
@@ -734,12 +740,12 @@ fn interleaved_clumps() {
 /// coarser, under 120 bytes a box (2.45 columns). The pairs stay exact.
 #[test]
 fn dense_scenes_plan_within_the_memory_cap() {
-    let boxes = broadphase::scene::copies::<3>(10_000, 0xD3);
-    let config = Config { method: Method::Cells, ..Config::default() };
+    let boxes = broadphase::internals::scene::copies::<3>(10_000, 0xD3);
+    let config = Config::default().with_method(Method::Columns);
     let mut bp = Broadphase::new(config).unwrap();
     let mut got = Vec::new();
     bp.find_pairs(&boxes, &mut got).unwrap();
-    let per_box = bp.stats().cells as f64 / boxes.len() as f64;
+    let per_box = bp.stats().entries as f64 / boxes.len() as f64;
     assert!(per_box <= 120.0 / 49.0, "{per_box} columns a box");
     assert!(got.len() > 10 * boxes.len(), "{} pairs", got.len());
     assert!(got == brute(&boxes, 0.0), "pairs differ from brute force");
@@ -766,7 +772,7 @@ fn auto_sweeps_only_small_sparse_scenes() {
                 }
             }
         }
-        stats_of(&boxes, Config::default()).cells > 0
+        stats_of(&boxes, Config::default()).entries > 0
     }
     assert!(!chose_cells::<2>(8_000, 64.0, false), "2D, 8k boxes at 64 tests a box: swept");
     assert!(chose_cells::<2>(60_000, 64.0, false), "2D, 60k boxes at 64 tests a box: columns");
@@ -869,7 +875,7 @@ fn huge_coordinates_margin_overflows_to_infinity() {
         for margin in [1.0e38f32, f32::MAX, -f32::MAX] {
             let want = brute(&boxes, margin);
             for t in tuning_configs::<D>() {
-                let c = Config { margin, ..t };
+                let c = t.with_margin(margin);
                 check_against(&name, &boxes, &c, &want).unwrap_or_else(|e| panic!("{e}"));
             }
         }
@@ -1049,8 +1055,8 @@ fn touching_across_levels_for<const D: usize>(seed: u64, n: usize) {
         .collect();
     let want = brute(&boxes, 0.0);
     assert!(want.len() > n, "a dense scene: {} pairs", want.len());
-    for method in [Method::Cells, Method::Auto] {
-        let c = Config { method, ..Config::default() };
+    for method in [Method::Columns, Method::Auto] {
+        let c = Config::default().with_method(method);
         assert_eq!(got(&boxes, &c), want, "{D}D seed {seed} {method:?}");
     }
     check_scene(&format!("touching_across_levels D = {D} seed {seed}"), &boxes, &[1.0, -0.5]);
@@ -1105,7 +1111,7 @@ fn check_power_of_two<const D: usize>(plus: bool) {
         assert!(!want.is_empty(), "{name}: scene should have pairs");
         for t in tuning_configs::<D>() {
             check_against(&name, &boxes, &t, &want).unwrap_or_else(|e| panic!("{e}"));
-            let c = Config { margin: 0.3, ..t };
+            let c = t.with_margin(0.3);
             check(&name, &boxes, &c).unwrap_or_else(|e| panic!("{e}"));
         }
     }
@@ -1200,7 +1206,7 @@ fn broadphase_reuse_across_scenes() {
         ];
         for t in tuning_configs::<D>() {
             for margin in [0.0, 0.2] {
-                let c = Config { margin, ..t };
+                let c = t.with_margin(margin);
                 let mut bp = Broadphase::new(c).unwrap();
                 let mut out = Vec::new();
                 for (s, boxes) in scenes.iter().enumerate() {
@@ -1224,7 +1230,7 @@ fn broadphase_reuse_across_scenes() {
 fn bounds_never_change_results() {
     fn go<const D: usize>(seed: u64) {
         let mut rng = Rng::new(seed);
-        // Kept small: bounds far smaller than the scene with max_cells_per_box = 4096 pile the
+        // Kept small: bounds far smaller than the scene with max_columns_per_box = 4096 pile the
         // clamped boxes onto the grid's edge cells, which is slow (but must stay exact).
         let boxes: Vec<Aabb<D>> = clumped(&mut rng, 600, 4, 100.0, 10.0, 3.0);
         let reference = got(&boxes, &Config::default());
@@ -1242,7 +1248,7 @@ fn bounds_never_change_results() {
         }
         for b in bounds {
             for t in tuning_configs::<D>() {
-                let c = Config { bounds: Some(b), ..t };
+                let c = t.with_bounds(Some(b));
                 let ctx = format!("bounds_never_change_results D = {D} seed = {seed:#x} {c:?}");
                 compare(&ctx, &boxes, 0.0, &got(&boxes, &c), &reference).unwrap_or_else(|e| panic!("{e}"));
             }
@@ -1259,7 +1265,7 @@ fn bounds_never_change_results() {
 fn real_shapes_for<const D: usize>(seed: u64) {
     for n in [700usize, 2500] {
         for name in ["terrain", "tiles", "flat", "levels", "copies"] {
-            let boxes = broadphase::scene::by_name::<D>(name, n, seed).unwrap();
+            let boxes = broadphase::internals::scene::by_name::<D>(name, n, seed).unwrap();
             let label = format!("{name} D = {D} n = {n} seed = {seed:#x}");
             assert!(!brute(&boxes, 0.0).is_empty(), "{label}: scene should have pairs");
             check_scene(&label, &boxes, &[1.0e-3, -1.0e-3, 0.5]);
@@ -1280,14 +1286,14 @@ fn real_shapes() {
 #[test]
 fn large_scenes_agree_across_methods() {
     fn go<const D: usize>(name: &str, n: usize) {
-        let boxes = broadphase::scene::by_name::<D>(name, n, 7).unwrap();
+        let boxes = broadphase::internals::scene::by_name::<D>(name, n, 7).unwrap();
         let ctx = format!("{name} D = {D} n = {n}");
         let (mut cells, mut sweep) = (Vec::new(), Vec::new());
-        let mut bp = Broadphase::new(Config { method: Method::Cells, ..Config::default() }).unwrap();
+        let mut bp = Broadphase::new(Config::default().with_method(Method::Columns)).unwrap();
         bp.find_pairs(&boxes, &mut cells).unwrap();
-        let entries = bp.stats().cells;
+        let entries = bp.stats().entries;
         assert!(entries >= 1 << 19, "{ctx}: the 8-bit digit path needs 2^19 entries, got {entries}");
-        let mut bp = Broadphase::new(Config { method: Method::Sweep, ..Config::default() }).unwrap();
+        let mut bp = Broadphase::new(Config::default().with_method(Method::Sweep)).unwrap();
         bp.find_pairs(&boxes, &mut sweep).unwrap();
         assert!(cells.len() > n / 2, "{ctx}: scene should have pairs");
         assert!(cells == sweep, "{ctx}: the column pipeline and the whole-scene sweep differ");

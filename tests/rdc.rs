@@ -3,8 +3,8 @@
 //! RDC inside the core pipeline's crowded cells, and the same bytes for any thread count.
 
 use broadphase::{
-    brute_force_pairs, find_pairs_with, sap, Aabb, BoxProblem, Broadphase, Clusters, Config, Error, Method,
-    Rdc, Refine,
+    brute_force_pairs, find_pairs_with, Aabb, BoxProblem, Broadphase, Clusters, Config, Error, Method, Rdc,
+    Refine,
 };
 use proptest::prelude::*;
 
@@ -155,7 +155,7 @@ fn splits_on<const D: usize>(grown: &[Aabb<D>], g: &[u32], axis: usize) -> bool 
 /// Pairs equal brute force; clusters are well formed, hold every pair inside one group,
 /// leave no splittable group above `min_group_size`, and isolate inverted boxes.
 fn check<const D: usize>(name: &str, boxes: &[Aabb<D>], rdc: &Rdc<D>) -> Clusters {
-    let cfg = Config::<D> { margin: rdc.margin, ..Config::default() };
+    let cfg = Config::default().with_margin(rdc.margin);
     let want = brute_force_pairs(boxes, &cfg).unwrap();
     let got = rdc.pairs(boxes).unwrap();
     assert_eq!(got.len(), want.len(), "{name} D={D} {rdc:?}: pair count");
@@ -395,13 +395,11 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 
 fn pipeline_rdc<const D: usize>(name: &str, boxes: &[Aabb<D>], margin: f32, crowded_threshold: u32) -> usize {
-    let cfg = Config::<D> {
-        refine: Refine::Rdc,
-        crowded_threshold,
-        margin,
-        method: Method::Cells,
-        ..Config::default()
-    };
+    let cfg = Config::default()
+        .with_refine(Refine::Rdc)
+        .with_crowded_threshold(crowded_threshold)
+        .with_margin(margin)
+        .with_method(Method::Columns);
     let want = brute_force_pairs(boxes, &cfg).unwrap();
     assert_eq!(find_pairs_with(boxes, &cfg).unwrap(), want, "{name} D={D} margin={margin}");
     let mut bp = Broadphase::new(cfg).unwrap();
@@ -470,7 +468,8 @@ fn hash(words: impl Iterator<Item = u32>) -> u64 {
 
 fn same_for_all_thread_counts<const D: usize>(name: &str, boxes: &[Aabb<D>], rdc: &Rdc<D>) -> Clusters {
     let reference = on_threads(1, || (rdc.pairs(boxes).unwrap(), rdc.clusters(boxes).unwrap()));
-    let sweep = sap::find_pairs(boxes, &Config { margin: rdc.margin, ..Config::default() }).unwrap();
+    let sweep = find_pairs_with(boxes, &Config::default().with_margin(rdc.margin).with_method(Method::Sweep))
+        .unwrap();
     assert_eq!(reference.0, sweep, "{name}: RDC pairs differ from the sweep's");
     reference.1.validate().unwrap();
     for t in [2, 3, 4, 7, 16] {

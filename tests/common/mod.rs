@@ -167,7 +167,7 @@ pub fn mixed_big_small<const D: usize>(rng: &mut Rng, n: usize, world: f32) -> V
 // ---------------------------------------------------------------------------------------------
 
 pub fn cfg<const D: usize>(max_cells: u32, crowded: u32, refine: Refine) -> Config<D> {
-    Config { max_cells_per_box: max_cells, crowded_threshold: crowded, refine, ..Config::default() }
+    Config::default().with_max_columns_per_box(max_cells).with_crowded_threshold(crowded).with_refine(refine)
 }
 
 /// A spread of tuning configs (margin 0, bounds None): defaults, both refiners, extreme cell
@@ -177,11 +177,11 @@ pub fn tuning_configs<const D: usize>() -> Vec<Config<D>> {
     vec![
         Config::default(),
         cfg(min_cells, 64, Refine::Rdc),
-        cfg(4096, 1, Refine::Sap),
+        cfg(4096, 1, Refine::Sweep),
         cfg(4096, 1, Refine::Rdc),
-        cfg(min_cells, 2, Refine::Sap),
+        cfg(min_cells, 2, Refine::Sweep),
         cfg(min_cells + 1, 2, Refine::Rdc),
-        cfg(64, 3, Refine::Sap),
+        cfg(64, 3, Refine::Sweep),
     ]
 }
 
@@ -348,8 +348,8 @@ pub fn check_against<const D: usize>(
     // `Method::Auto` picks one algorithm per scene; small test scenes would mostly get the
     // whole-scene sweep, so force each one too, to keep the Morton-cell path covered.
     if config.method == Method::Auto {
-        for method in [Method::Cells, Method::Sweep] {
-            let c = Config { method, ..*config };
+        for method in [Method::Columns, Method::Sweep] {
+            let c = config.with_method(method);
             let got = find_pairs_with(boxes, &c).map_err(|e| format!("{ctx}: {method:?} failed: {e:?}"))?;
             compare(&format!("{ctx} find_pairs_with {method:?}"), boxes, config.margin, &got, want)?;
         }
@@ -362,7 +362,7 @@ pub fn check_against<const D: usize>(
 
     // The reusable API, with a dirty `out`, under the default tuning (any margin/bounds).
     // (Not under every tuning: it runs the same pipeline, and the test time adds up.)
-    let default_tuning = Config { margin: config.margin, bounds: config.bounds, ..Config::default() };
+    let default_tuning = Config::default().with_margin(config.margin).with_bounds(config.bounds);
     if *config == default_tuning {
         let mut bp = Broadphase::new(*config).map_err(|e| format!("{ctx}: Broadphase::new failed: {e:?}"))?;
         let mut out = vec![[7u32, 3u32]; 5]; // garbage that must be cleared
@@ -405,16 +405,16 @@ pub fn check_scene<const D: usize>(name: &str, boxes: &[Aabb<D>], margins: &[f32
     all_margins.extend_from_slice(margins);
     let bounds = bounds_variants(boxes);
     for &m in &all_margins {
-        let base = Config::<D> { margin: m, ..Config::default() };
+        let base = Config::<D>::default().with_margin(m);
         let want = reference(name, boxes, &base).unwrap_or_else(|e| panic!("{e}"));
         for t in tuning_configs::<D>() {
-            let c = Config { margin: m, ..t };
+            let c = t.with_margin(m);
             check_against(name, boxes, &c, &want).unwrap_or_else(|e| panic!("{e}"));
         }
         // Bounds variants with two contrasting tunings (keeps the run time down).
         for b in &bounds {
             for t in [Config::default(), cfg::<D>(64, 2, Refine::Rdc)] {
-                let c = Config { margin: m, bounds: Some(*b), ..t };
+                let c = t.with_margin(m).with_bounds(Some(*b));
                 check_against(name, boxes, &c, &want).unwrap_or_else(|e| panic!("{e}"));
             }
         }

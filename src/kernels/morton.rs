@@ -1,7 +1,7 @@
 //! Morton (Z-order) codes by lookup-table bit interlacing, and the quantiser that maps
 //! float coordinates onto the integer grid the codes are taken over.
 //!
-//! - Input: per-axis grid coordinates (`u32`, [`GRID_BITS`] bits per axis). Output: the code
+//! - Input: per-axis grid coordinates (`u32`, [`grid_bits`] bits per axis). Output: the code
 //!   with the axes' bits interlaced as `...zyxzyx` (x in bit 0), 64 bits at most.
 //! - Method: the seed's table (`../shared/seeds/morton-order-collision-detection.txt`)
 //!   spreads 11 bits per lookup; ours spreads 8 bits per lookup with one 256-entry table
@@ -23,9 +23,6 @@ pub const fn grid_bits(d: usize) -> u32 {
         _ => 32,
     }
 }
-
-/// Bits per axis of a `D`-dimensional grid (alias of [`grid_bits`] for constants).
-pub const GRID_BITS: [u32; 4] = [0, 32, 32, 21];
 
 /// `SPREAD[D][b]` = the 8 bits of `b` placed every `D`-th bit.
 const fn spread_table(d: usize) -> [u64; 256] {
@@ -100,6 +97,7 @@ fn unreachable_dim() -> u64 {
     0
 }
 
+#[cfg(any(test, feature = "internals"))]
 /// The grid point of a Morton code (inverse of [`encode`]).
 pub fn decode<const D: usize>(code: u64) -> [u32; D] {
     let mut q = [0u32; D];
@@ -119,6 +117,7 @@ pub fn decode<const D: usize>(code: u64) -> [u32; D] {
     q
 }
 
+#[cfg(any(test, feature = "internals"))]
 /// The naive bit loop, the reference the table is tested against.
 pub fn encode_naive<const D: usize>(q: [u32; D]) -> u64 {
     let mut code = 0u64;
@@ -133,6 +132,7 @@ pub fn encode_naive<const D: usize>(q: [u32; D]) -> u64 {
     code
 }
 
+#[cfg(any(test, feature = "internals"))]
 /// Shift-and-mask ("magic bits") encoding, kept for the benchmark.
 pub fn encode_magic<const D: usize>(q: [u32; D]) -> u64 {
     fn part3(v: u32) -> u64 {
@@ -161,6 +161,7 @@ pub fn encode_magic<const D: usize>(q: [u32; D]) -> u64 {
     }
 }
 
+#[cfg(any(test, feature = "internals"))]
 /// BMI2 `pdep` encoding, kept for the benchmark. Falls back to the table where the CPU
 /// lacks BMI2.
 pub fn encode_bmi2<const D: usize>(q: [u32; D]) -> u64 {
@@ -175,7 +176,7 @@ pub fn encode_bmi2<const D: usize>(q: [u32; D]) -> u64 {
 }
 
 /// [`encode`] by BMI2 `pdep`. Inlined only into code compiled with BMI2 (the
-/// [`crate::isa::fast`] path); [`crate::isa::pdep`] says when to use it.
+/// [`crate::kernels::simd::fast`] path); [`crate::kernels::simd::pdep`] says when to use it.
 ///
 /// SAFETY: the CPU must have BMI2.
 #[cfg(target_arch = "x86_64")]

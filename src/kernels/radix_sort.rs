@@ -21,6 +21,9 @@
 //!
 //! PERF: measured against `sort_unstable` and `rdst` in `benches/kernels.rs`.
 
+use crate::kernels::par::grow_to;
+use crate::kernels::par::SendPtr;
+
 use rayon::prelude::*;
 use std::ops::Range;
 
@@ -84,6 +87,7 @@ pub fn sort<T: RadixKey>(data: &mut Vec<T>, scratch: &mut Vec<T>, bits: Range<u3
     sort_in_chunks(data, scratch, bits, 0);
 }
 
+#[cfg(any(test, feature = "internals"))]
 /// The sequential driver: the same kernel with one chunk and no tasks.
 pub fn sort_sequential<T: RadixKey>(data: &mut Vec<T>, scratch: &mut Vec<T>, bits: Range<u32>) {
     sort_in_chunks(data, scratch, bits, 1);
@@ -184,27 +188,6 @@ fn masked<T: RadixKey>(v: T, lo: u32, width: u32) -> u128 {
     k
 }
 
-/// Sets `v.len() = n`, keeping old contents and zero-filling only new slots, for buffers
-/// that are about to be overwritten whole. Grows, never shrinks its allocation, so steady
-/// frames pay no fill.
-pub(crate) fn grow_to<T: Copy + bytemuck::Zeroable>(v: &mut Vec<T>, n: usize) {
-    if v.len() < n {
-        // Exact: amortised doubling would leave up to 2x the need allocated.
-        v.reserve_exact(n - v.len());
-        v.resize(n, T::zeroed());
-    } else {
-        v.truncate(n);
-    }
-}
-
-/// A raw pointer that may cross threads; the scatter's disjoint ranges make that sound.
-#[derive(Clone, Copy)]
-struct SendPtr<T>(*mut T);
-// SAFETY: used only to write disjoint index ranges from different tasks (see scatter_pass).
-unsafe impl<T: Send> Send for SendPtr<T> {}
-// SAFETY: as above.
-unsafe impl<T: Send> Sync for SendPtr<T> {}
-
 /// One stable counting-sort pass of `src` into `dst` on the `digit`-bit digit at `shift`,
 /// in chunks of `chunk_len` records (`hist` and `offs` hold a row of `2^digit` for each);
 /// false (and nothing written) when the digit is the same for every record.
@@ -220,7 +203,7 @@ fn scatter_pass<T: RadixKey>(
     let radix = 1usize << digit;
     let mask = radix - 1;
     let count = |(c, h): (&[T], &mut [u32])| {
-        crate::isa::fast(
+        crate::kernels::simd::fast(
             #[inline(always)]
             || {
                 // Counted on the stack, where every digit is in bounds, then stored.
@@ -269,7 +252,7 @@ fn scatter_pass<T: RadixKey>(
         #[allow(clippy::redundant_locals)]
         let out = out;
         let mut off: [usize; RADIX] = std::array::from_fn(|b| off.get(b).copied().unwrap_or(0));
-        crate::isa::fast(
+        crate::kernels::simd::fast(
             #[inline(always)]
             || {
                 for &v in part {

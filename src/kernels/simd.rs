@@ -40,7 +40,7 @@ pub(crate) fn fast<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Whether the hot loops may use BMI2 `pdep` (Morton codes, [`crate::morton::pdep_encode`]):
+/// Whether the hot loops may use BMI2 `pdep` (Morton codes, [`crate::kernels::morton::pdep_encode`]):
 /// they run on the AVX2 path ([`fast`]) and `pdep` is fast on this CPU. True implies the
 /// CPU has BMI2, on either path.
 ///
@@ -190,6 +190,16 @@ impl F8 for Avx8 {
 }
 
 /// Tests set this to take the baseline path (see `tests::both_paths_agree`).
+/// The low `bits` bits set (all of them from 64 on).
+#[inline(always)]
+pub(crate) const fn low_mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
+}
+
 #[cfg(test)]
 static BASELINE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -229,7 +239,7 @@ mod tests {
     #[test]
     fn both_paths_agree() {
         fn check<const D: usize>(boxes: &[crate::Aabb<D>]) {
-            for method in [Method::Cells, Method::Sweep] {
+            for method in [Method::Columns, Method::Sweep] {
                 let config = Config { method, ..Config::default() };
                 BASELINE.store(true, Ordering::Relaxed);
                 let base = find_pairs_with(boxes, &config).unwrap();

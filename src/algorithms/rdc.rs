@@ -21,7 +21,7 @@
 //!   boundaries (see `docs/rdc.md`).
 //! - Final groups: up to `DIRECT_MAX` members tested pair by pair; below `SWEEP_SIMD`
 //!   a scalar sweep along the axis the group is already sorted on; above, the crate's SIMD
-//!   [`crate::sap`] (row chunks in parallel from `PAR_GROUP` members). So one huge group
+//!   [`crate::algorithms::sap`] (row chunks in parallel from `PAR_GROUP` members). So one huge group
 //!   that no axis splits (everything overlapping) costs `D` sorts plus one sweep, never a
 //!   quadratic recursion or a brute-force pass.
 //! - Complexity: linear radix sorts per level, a few levels on scenes with gaps. The known
@@ -42,7 +42,7 @@
 //!   Detection", Game Programming Gems 2 (2001); the seeds' Python/JavaScript/ActionScript
 //!   ports (`../shared/seeds/`).
 
-use crate::sap::{self, Sorted};
+use crate::algorithms::sap::{self, Sorted};
 use crate::{Aabb, Error};
 use rayon::prelude::*;
 use std::sync::Mutex;
@@ -217,7 +217,7 @@ impl<const D: usize> Rdc<D> {
         let (mut recs, _) = self.prepare(boxes)?;
         let parts = self.kernel().run_parallel(&mut recs, true);
         let keys: Vec<Vec<u64>> = parts.into_iter().flat_map(|p| p.keys).collect();
-        Ok(crate::pairs::finish(keys, boxes.len()))
+        Ok(crate::kernels::pair_sort::finish(keys, boxes.len()))
     }
 
     fn kernel(&self) -> Kernel<D> {
@@ -317,7 +317,7 @@ impl<const D: usize> Kernel<D> {
             // keys gives exactly the order of the stable radix sort.
             s.keys.sort_unstable();
         } else {
-            crate::radix_sort::sort(&mut s.keys, &mut s.tmp, 32..64);
+            crate::kernels::radix_sort::sort(&mut s.keys, &mut s.tmp, 32..64);
         }
         let src = &*r;
         if big {
@@ -426,7 +426,7 @@ impl<const D: usize> Kernel<D> {
             if g.len() >= PAR_GROUP {
                 part.keys.extend(par_group_pairs(g));
             } else {
-                let emit = |a, b| keys.push(crate::pairs::key(a, b));
+                let emit = |a, b| keys.push(crate::kernels::pair_sort::key(a, b));
                 group_pairs(g, sorted_on, u32::MAX, &mut sweep, emit);
             }
         };
@@ -552,7 +552,7 @@ fn par_group_pairs<const D: usize>(g: &[Rec<D>]) -> Vec<Vec<u64>> {
         .map(|c| {
             let mut out = Vec::new();
             sap::complete(&s, c * GROUP_ROWS..((c + 1) * GROUP_ROWS).min(n), |i, j| {
-                out.push(crate::pairs::key(s.payload[i], s.payload[j]));
+                out.push(crate::kernels::pair_sort::key(s.payload[i], s.payload[j]));
             });
             out
         })

@@ -1,0 +1,12 @@
+//! Whole algorithms that find pairs (or clusters) on their own, one a file. Each is
+//! exact, and each is tested against [`brute_force`], the reference.
+//!
+//! - [`brute_force`]: every pair tested, O(n^2); the oracle.
+//! - [`sap`]: sweep-and-prune along one axis (Terdiman's box pruning), and the sorted
+//!   structure-of-arrays set the columns also use.
+//! - [`rdc`]: Recursive Dimensional Clustering (Rabin): clusters, their pairs, and the
+//!   refinement of crowded columns.
+
+pub(crate) mod brute_force;
+pub(crate) mod rdc;
+pub(crate) mod sap;

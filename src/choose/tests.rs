@@ -1,0 +1,90 @@
+use super::trim::sort_total;
+use super::scan::scan_scene;
+use crate::Aabb;
+
+/// The integer sort of floats is `total_cmp`'s order, bit for bit: signed zeros,
+/// infinities, NaNs of either sign, subnormals, repeats, and random bit patterns.
+#[test]
+fn sort_total_is_total_cmp() {
+    let mut r = crate::scene::Rng::new(9);
+    let special = [
+        0.0f32,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -f32::NAN,
+        f32::MIN_POSITIVE / 4.0,
+        -f32::MIN_POSITIVE / 4.0,
+        f32::MAX,
+        f32::MIN,
+        1.0,
+        -1.0,
+    ];
+    for len in [0usize, 1, 2, 17, 512, 3000] {
+        let mut v: Vec<f32> = (0..len)
+            .map(|i| match i % 3 {
+                0 => special[r.below(special.len())],
+                1 => f32::from_bits(r.next_u64() as u32),
+                _ => (r.below(41) as f32 - 20.0) * 0.5,
+            })
+            .collect();
+        let mut want = v.clone();
+        want.sort_unstable_by(f32::total_cmp);
+        sort_total(&mut v);
+        let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&v), bits(&want), "len {len}");
+    }
+}
+
+#[test]
+fn trim_leaves_strays_out_and_scenes_alone() {
+    let mut boxes = crate::scene::uniform::<3>(5000, 4);
+    let w = crate::scene::world_side::<3>(5000) as f32;
+    let plain = {
+        let mut st = scan_scene(&boxes, 0.0);
+        let before = (st.min, st.max, st.best(), st.mean_extent(0));
+        st.trim_boxes(&boxes, 0.0);
+        assert_eq!(before, (st.min, st.max, st.best(), st.mean_extent(0)), "no strays: unchanged");
+        st
+    };
+    // Strays: far boxes, one of them huge, at spread-out indices.
+    for (i, at) in [(100, 1.0e9f32), (2000, -1.0e9), (4000, 1.0e30)] {
+        boxes.insert(i, Aabb::new([at; 3], [at * 1.5_f32.copysign(at) + 1.0; 3]));
+    }
+    let mut st = scan_scene(&boxes, 0.0);
+    assert!(st.max[0] > 1.0e29);
+    st.trim_boxes(&boxes, 0.0);
+    for k in 0..3 {
+        assert!(st.min[k] >= -0.1 * w && st.max[k] <= 1.2 * w, "axis {k}: {} {}", st.min[k], st.max[k]);
+        assert!(st.mean_extent(k) < 2.0 * plain.mean_extent(k), "axis {k}: {}", st.mean_extent(k));
+    }
+    let (per_trim, per_plain) = (st.best().1, plain.best().1);
+    assert!(per_trim > 0.5 * per_plain && per_trim < 2.0 * per_plain, "{per_trim} vs {per_plain}");
+}
+
+/// Zero-size boxes at integer coordinates (20 values an axis) have no extent, but a
+/// whole-scene sweep tests every box with the same lower bound: the estimate must see
+/// those ties (about n / 20 / 2 a box), and continuous scenes must have none.
+#[test]
+fn estimate_counts_equal_lower_bounds() {
+    let mut r = crate::scene::Rng::new(8);
+    let n = 20_000;
+    let points: Vec<Aabb<3>> = (0..n)
+        .map(|_| {
+            let p = [0; 3].map(|_: i32| r.below(20) as f32);
+            Aabb::new(p, p)
+        })
+        .collect();
+    let mut st = scan_scene(&points, 0.0);
+    assert_eq!(st.best().1, 0.0);
+    st.trim_boxes(&points, 0.0);
+    let per_box = st.best().1;
+    let want = n as f64 / 20.0 / 2.0;
+    assert!(per_box > 0.7 * want && per_box < 1.3 * want, "{per_box} vs {want}");
+    assert_eq!(st.density(st.best().0), 0.0, "the level model's density leaves ties out");
+    let uniform = crate::scene::uniform::<3>(n, 9);
+    let mut st = scan_scene(&uniform, 0.0);
+    st.trim_boxes(&uniform, 0.0);
+    assert!(st.ties.iter().all(|&t| t == 0.0), "{:?}", st.ties);
+}

@@ -1,0 +1,198 @@
+
+use crate::Aabb;
+
+/// Boxes sampled by [`AxisStats::trim`].
+pub(super) const TRIM_SAMPLE: usize = 512;
+
+/// The box sampled from block `block` of `stride` consecutive boxes (of `n`): one at a
+/// position in the block that a hash of the block's number picks, the same on every call.
+/// A fixed stride aliases with ids that cycle: 10k boxes in 20 clumps, box `i` in clump
+/// `i % 20`, sampled every 20th box, showed one clump; the trimmed grid covered it alone,
+/// the other 19 clamped onto its border columns, and the columns tested 838 candidates a
+/// box for 7.6 pairs (3D, 5.6 ms at 2 threads; with this sample 60 candidates, 1.6 ms:
+/// docs/BENCHMARKS.md).
+pub(super) fn sample_index(block: usize, stride: usize, n: usize) -> usize {
+    let start = block * stride;
+    // SplitMix64's finaliser: every bit of the block number moves every bit of the hash.
+    let mut h = (block as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    h = (h ^ (h >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    h = (h ^ (h >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    h ^= h >> 31;
+    start + (h % (stride.min(n - start)) as u64) as usize
+}
+/// One sampled box in this many, each side, is left out of the trimmed spreads and bounds
+/// (8 of 512: 1.6%, so up to that share of strays; fewer samples leave fewer out).
+pub(super) const TRIM_OUT: usize = 64;
+/// How many times `density + ties` the sample's own sweep must expect for the boxes to
+/// count as gathered in a few far-apart places ([`AxisStats::per_box`]).
+pub(super) const GATHERED: f64 = 4.0;
+/// Below this share of an axis covered ([`AxisStats::covered`]) the sample is swept on its
+/// own along it, to see whether the boxes are gathered in a few far-apart places.
+pub(super) const SPARSE_COVER: f64 = 0.5;
+
+/// What [`AxisStats::trim`] takes from its sample of the boxes ([`sample_index`]): the
+/// order statistics and shares it needs, none of which depends on the scan, so that the
+/// sample's sorts and selections can run beside it (`rayon::join` in the pipeline).
+/// PERF: they took 34 us of a 1.9 ms frame (3D varied 10k, 2 threads), on one thread
+/// after the scan.
+pub(crate) struct TrimSample<const D: usize> {
+    /// Boxes in the sample, and the `k` left out at each end.
+    pub(super) s: usize,
+    pub(super) out: usize,
+    pub(super) size_spread: f64,
+    /// Per axis: the mean extent without the `out` largest, the sample's cover, its own
+    /// sweep's tests (0 where it covers [`SPARSE_COVER`] or more), its tie share, the
+    /// `out`-th smallest and largest lower bounds, and the `out`-th largest upper bound.
+    pub(super) trimmed: [f64; D],
+    pub(super) covered: [f64; D],
+    pub(super) tests: [f64; D],
+    pub(super) ties: [f64; D],
+    pub(super) l_lo: [f64; D],
+    pub(super) l_hi: [f64; D],
+    pub(super) u_hi: [f64; D],
+}
+
+impl<const D: usize> TrimSample<D> {
+    /// The sample of `boxes` (grown by `margin`; inverted ones left out), `None` where it
+    /// is too small to trim.
+    pub fn take(boxes: &[Aabb<D>], margin: f32) -> Option<Self> {
+        let stride = boxes.len().div_ceil(TRIM_SAMPLE).max(1);
+        let mut lo: [Vec<f32>; D] = std::array::from_fn(|_| Vec::with_capacity(TRIM_SAMPLE));
+        let mut hi: [Vec<f32>; D] = std::array::from_fn(|_| Vec::with_capacity(TRIM_SAMPLE));
+        for block in 0..boxes.len().div_ceil(stride) {
+            let g = boxes[sample_index(block, stride, boxes.len())].grown(margin);
+            if g.is_inverted() {
+                continue;
+            }
+            for k in 0..D {
+                lo[k].push(g.min[k]);
+                hi[k].push(g.max[k]);
+            }
+        }
+        let s = lo[0].len();
+        let out = s / TRIM_OUT;
+        if out == 0 {
+            return None;
+        }
+        let mut size: Vec<f32> =
+            (0..s).map(|i| (0..D).map(|k| hi[k][i] - lo[k][i]).fold(0.0, f32::max)).collect();
+        let p10 = *size.select_nth_unstable_by(s / 10, f32::total_cmp).1 as f64;
+        let p90 = *size.select_nth_unstable_by(s - 1 - s / 10, f32::total_cmp).1 as f64;
+        let mut t = Self {
+            s,
+            out,
+            size_spread: if p10 > 0.0 { p90 / p10 } else { f64::INFINITY },
+            trimmed: [0.0; D],
+            covered: [0.0; D],
+            tests: [0.0; D],
+            ties: [0.0; D],
+            l_lo: [0.0; D],
+            l_hi: [0.0; D],
+            u_hi: [0.0; D],
+        };
+        for k in 0..D {
+            let mut ext: Vec<f64> = lo[k].iter().zip(&hi[k]).map(|(&l, &h)| h as f64 - l as f64).collect();
+            ext.select_nth_unstable_by(s - 1 - out, f64::total_cmp);
+            t.trimmed[k] = ext[..s - out].iter().sum::<f64>() / (s - out) as f64;
+            // The sample's cover and, where it leaves most of the axis empty, its own sweep,
+            // before `lo[k]` is sorted. PERF: the sweep sorts the sample, 20-60 us a frame
+            // over three axes (10k 3D boxes: 2-5% of the frame); the cover is one pass, 1.8
+            // us an axis.
+            t.covered[k] = sample_cover(&lo[k], &hi[k]);
+            if t.covered[k] < SPARSE_COVER {
+                t.tests[k] = sample_tests(&lo[k], &hi[k]);
+            }
+            // Then the ties, which sort `lo[k]` (so its order statistics are at hand).
+            t.ties[k] = tie_share(&mut lo[k]);
+            t.l_lo[k] = lo[k][out] as f64;
+            t.l_hi[k] = lo[k][s - 1 - out] as f64;
+            t.u_hi[k] = *hi[k].select_nth_unstable_by(s - 1 - out, f32::total_cmp).1 as f64;
+        }
+        Some(t)
+    }
+}
+
+/// Slabs of the sample's range, per axis, for the share of it the boxes cover
+/// ([`AxisStats::covered`]).
+pub(super) const COVER_SLABS: usize = 256;
+
+/// The share of pairs of `v`'s values that are equal (sorts `v`). PERF: points on a
+/// grid (zero-size boxes at integer coordinates, 200 values an axis) have no extent, so the
+/// uniform estimate said a whole-scene sweep tests nothing; it tested 750 boxes a box, and
+/// took 57.6 ms at 300k boxes against 18.4 ms for the columns (2 threads).
+pub(super) fn tie_share(v: &mut [f32]) -> f64 {
+    let s = v.len();
+    if s < 2 {
+        return 0.0;
+    }
+    sort_total(v);
+    let mut equal = 0usize;
+    let mut run = 1usize;
+    for i in 1..=s {
+        if i < s && v[i] == v[i - 1] {
+            run += 1;
+        } else {
+            equal += run * (run - 1) / 2;
+            run = 1;
+        }
+    }
+    equal as f64 / (s * (s - 1) / 2) as f64
+}
+
+/// Sorts `v` by `f32::total_cmp`, as integers: each value's bits mapped to a `u32` of the
+/// same order, sorted, and mapped back by the inverse map. PERF: a comparison
+/// sort with `total_cmp` branches on every compare; the sorts of the trim's sample (512
+/// values an axis) were most of its 60-75 us a frame (10k 3D boxes, 1 thread).
+pub(super) fn sort_total(v: &mut [f32]) {
+    // `total_cmp`'s key, with the sign bit flipped so that unsigned order is its order.
+    let map = |b: u32| b ^ (((b as i32 >> 31) as u32) >> 1) ^ 0x8000_0000;
+    let keys: &mut [u32] = bytemuck::cast_slice_mut(v);
+    for k in keys.iter_mut() {
+        *k = map(*k);
+    }
+    keys.sort_unstable();
+    let unmap = |k: u32| {
+        let b = k ^ 0x8000_0000;
+        b ^ (((b as i32 >> 31) as u32) >> 1)
+    };
+    for k in keys.iter_mut() {
+        *k = unmap(*k);
+    }
+}
+
+/// The share of the range of a sample's lower bounds that its boxes `(lo[i], hi[i])`
+/// cover, in [`COVER_SLABS`] slabs (a box covers the slabs from its lower to its upper
+/// bound, clamped to the range); 1 for no range. One pass, no sort.
+pub(super) fn sample_cover(lo: &[f32], hi: &[f32]) -> f64 {
+    let (a, b) =
+        lo.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &x| (a.min(x as f64), b.max(x as f64)));
+    if !(b - a).is_finite() || b <= a {
+        return 1.0;
+    }
+    let scale = COVER_SLABS as f64 / (b - a);
+    let slab = |x: f32| (((x as f64 - a) * scale).max(0.0) as usize).min(COVER_SLABS - 1);
+    // Difference array: +1 where a box starts covering, -1 past where it stops.
+    let mut diff = [0i32; COVER_SLABS + 1];
+    for (&l, &h) in lo.iter().zip(hi) {
+        diff[slab(l)] += 1;
+        diff[slab(h) + 1] -= 1;
+    }
+    let (mut run, mut covered) = (0, 0);
+    for d in &diff[..COVER_SLABS] {
+        run += d;
+        covered += (run > 0) as usize;
+    }
+    covered as f64 / COVER_SLABS as f64
+}
+
+/// The pairs of a sample `(lo[i], hi[i])` that a sweep along the axis tests: a box and each
+/// later one whose lower bound lies in its extent, equal lower bounds once.
+pub(super) fn sample_tests(lo: &[f32], hi: &[f32]) -> f64 {
+    let mut order: Vec<(f32, f32)> = lo.iter().copied().zip(hi.iter().copied()).collect();
+    order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+    let mut tests = 0usize;
+    for (i, &(_, h)) in order.iter().enumerate() {
+        tests += order.partition_point(|c| c.0 <= h).saturating_sub(i + 1);
+    }
+    tests as f64
+}
