@@ -41,6 +41,12 @@ pub enum Error {
         /// Why it was refused.
         reason: &'static str,
     },
+    /// A structure's `validate()` found one of its invariants broken (a bug in this crate:
+    /// please report it with the detail).
+    Invariant {
+        /// Which invariant, and where.
+        detail: String,
+    },
     /// A handle that does not (or no longer) name a live object. Reserved for the
     /// persistent world's handles: no call returns it yet.
     StaleHandle {
@@ -63,6 +69,7 @@ impl fmt::Display for Error {
                 write!(f, "{len} boxes is more than a u32 index can name")
             }
             Error::InvalidConfig { field, reason } => write!(f, "config.{field}: {reason}"),
+            Error::Invariant { detail } => write!(f, "broken invariant: {detail}"),
             Error::StaleHandle { handle } => write!(f, "handle {handle:#x} is stale"),
         }
     }

@@ -140,8 +140,14 @@ impl Clusters {
         (0..self.len()).map(move |g| self.group(g))
     }
 
-    /// Checks the structural invariants (not the geometric ones, which need the boxes).
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks the structural invariants (not the geometric ones, which need the boxes):
+    /// every box in exactly one group, groups non-empty, members ascending, groups ordered
+    /// by their smallest member. A failure is [`Error::Invariant`].
+    pub fn validate(&self) -> Result<(), Error> {
+        self.check().map_err(|detail| Error::Invariant { detail })
+    }
+
+    fn check(&self) -> Result<(), String> {
         let n = self.group_of.len();
         if self.members.len() != n {
             return Err(format!("{} members for {n} boxes", self.members.len()));

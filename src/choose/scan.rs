@@ -3,7 +3,6 @@ use super::trim::GATHERED;
 use crate::Aabb;
 use rayon::prelude::*;
 
-
 /// Per-axis sums for choosing a sweep axis: boxes, total extent, range of lower bounds,
 /// and the bounds of the whole set.
 #[derive(Clone, Copy)]

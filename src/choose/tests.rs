@@ -1,5 +1,5 @@
-use super::trim::sort_total;
 use super::scan::scan_scene;
+use super::trim::sort_total;
 use crate::Aabb;
 
 /// The integer sort of floats is `total_cmp`'s order, bit for bit: signed zeros,

@@ -1,4 +1,3 @@
-
 use crate::Aabb;
 
 /// Boxes sampled by [`AxisStats::trim`].

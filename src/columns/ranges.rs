@@ -280,4 +280,3 @@ pub(super) fn advance_to(ends: &[f32], mut from: usize, q: f32) -> usize {
 
 /// SIMD steps [`advance_to`] takes before it searches.
 pub(super) const ADVANCE_STEPS: usize = 8;
-
