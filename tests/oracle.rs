@@ -133,7 +133,7 @@ fn structured<const D: usize>(seed: u64, kind: u8, n: usize) -> Vec<Aabb<D>> {
         2 => mixed_big_small(&mut rng, n, 100.0),
         3 => (0..n)
             .map(|_| {
-                let long = rng.below(D as u64) as usize;
+                let long = rng.below(D);
                 let mut min = [0.0; D];
                 let mut size = [0.0; D];
                 for k in 0..D {
@@ -148,7 +148,7 @@ fn structured<const D: usize>(seed: u64, kind: u8, n: usize) -> Vec<Aabb<D>> {
                 let mut min = [0.0; D];
                 let mut size = [0.0; D];
                 for k in 0..D {
-                    min[k] = rng.below(2 * side as u64 + 2) as f32;
+                    min[k] = rng.below(2 * side as usize + 2) as f32;
                     size[k] = rng.below(3) as f32;
                 }
                 boxed(min, size)
@@ -479,19 +479,19 @@ fn on_cell_boundary_for<const D: usize>(seed: u64, lo: f32, hi: f32) {
         let cells = 1u64 << level;
         let step = span / cells as f32;
         for _ in 0..12 {
-            let k = rng.below(cells + 1) as f32;
+            let k = rng.below(cells as usize + 1) as f32;
             let face = lo + k * step; // exact: power-of-two fraction of a power-of-two span
             let w = match rng.below(3) {
                 0 => step,
                 1 => step * 0.5,
                 _ => rng.range(0.0, step * 2.0),
             };
-            let axis = rng.below(D as u64) as usize;
+            let axis = rng.below(D);
             let mut base_min = [0.0; D];
             let mut base_max = [0.0; D];
             for j in 0..D {
                 // Other axes also on the boundary lattice of this level.
-                let kk = rng.below(cells) as f32;
+                let kk = rng.below(cells as usize) as f32;
                 base_min[j] = lo + kk * step;
                 base_max[j] = (base_min[j] + step).min(hi);
             }
@@ -578,13 +578,13 @@ fn far_strays_for<const D: usize>(seed: u64) {
     let mut rng = Rng::new(seed);
     let mut boxes: Vec<Aabb<D>> = uniform(&mut rng, 1200, 40.0, 3.0);
     for (at, side) in [(1.0e9f32, 1.0f32), (1.0e9, 2.0), (-1.0e9, 1.0), (1.0e30, 1.0e29), (-3.0e38, 1.0e38)] {
-        let i = rng.below(boxes.len() as u64) as usize;
+        let i = rng.below(boxes.len());
         boxes.insert(i, Aabb::new([at; D], [at + side; D]));
     }
     // A long stray from the scene out to far away, on the first axis.
     let mut long = Aabb::new([30.0; D], [31.0; D]);
     long.max[0] = 5.0e8;
-    boxes.insert(rng.below(boxes.len() as u64) as usize, long);
+    boxes.insert(rng.below(boxes.len()), long);
     let name = format!("far_strays D = {D} seed = {seed:#x}");
     check_scene(&name, &boxes, &[0.5]);
     // The column pipeline itself, whatever `Auto` picks for this small scene.
@@ -801,7 +801,7 @@ fn huge_scene<const D: usize>(seed: u64) -> Vec<Aabb<D>> {
     }
     // Boxes spanning -1e30..1e30 on one axis, narrow on the others.
     for _ in 0..40 {
-        let axis = rng.below(D as u64) as usize;
+        let axis = rng.below(D);
         let mut min = [0.0; D];
         let mut max = [0.0; D];
         for k in 0..D {
@@ -978,7 +978,7 @@ fn long_thin_for<const D: usize>(seed: u64, n: usize) {
         .map(|_| {
             // Planks: long on one axis. Walls (3D): long on two.
             let long_axes = if D == 3 && rng.chance(0.4) { 2 } else { 1 };
-            let first = rng.below(D as u64) as usize;
+            let first = rng.below(D);
             let mut min = [0.0; D];
             let mut size = [0.0; D];
             for k in 0..D {
@@ -1046,7 +1046,7 @@ fn touching_across_levels_for<const D: usize>(seed: u64, n: usize) {
             let mut min = [0.0; D];
             let mut max = [0.0; D];
             for k in 0..D {
-                min[k] = rng.below(side) as f32;
+                min[k] = rng.below(side as usize) as f32;
                 // Long along one axis now and then, so runs hold boxes of many lengths.
                 max[k] = min[k] + if rng.chance(0.1) { 4.0 * s } else { s };
             }

@@ -2,31 +2,12 @@
 //! pairs against `brute_force_pairs` on random and adversarial scenes in 1D, 2D and 3D,
 //! RDC inside the core pipeline's crowded cells, and the same bytes for any thread count.
 
+use broadphase::internals::scene::Rng;
 use broadphase::{
     brute_force_pairs, find_pairs_with, Aabb, BoxProblem, Broadphase, Clusters, Config, Error, Method, Rdc,
     Refine,
 };
 use proptest::prelude::*;
-
-/// SplitMix64, local to this file so scenes do not move when other helpers change.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in [0, 1).
-    fn unit(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 / (1u64 << 24) as f32
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n as u64) as usize
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Scenes
@@ -36,9 +17,9 @@ impl Rng {
 fn random<const D: usize>(rng: &mut Rng, n: usize, world: f32, size: f32) -> Vec<Aabb<D>> {
     (0..n)
         .map(|_| {
-            let min: [f32; D] = std::array::from_fn(|_| rng.unit() * world);
-            let s = size * rng.unit() * rng.unit();
-            Aabb::new(min, std::array::from_fn(|k| min[k] + s * (0.2 + rng.unit())))
+            let min: [f32; D] = std::array::from_fn(|_| rng.next_f32() * world);
+            let s = size * rng.next_f32() * rng.next_f32();
+            Aabb::new(min, std::array::from_fn(|k| min[k] + s * (0.2 + rng.next_f32())))
         })
         .collect()
 }
@@ -78,7 +59,10 @@ fn zero_extent<const D: usize>(rng: &mut Rng, n: usize) -> Vec<Aabb<D>> {
 fn all_overlapping<const D: usize>(rng: &mut Rng, n: usize) -> Vec<Aabb<D>> {
     (0..n)
         .map(|_| {
-            Aabb::new(std::array::from_fn(|_| -0.1 - rng.unit()), std::array::from_fn(|_| 0.1 + rng.unit()))
+            Aabb::new(
+                std::array::from_fn(|_| -0.1 - rng.next_f32()),
+                std::array::from_fn(|_| 0.1 + rng.next_f32()),
+            )
         })
         .collect()
 }
@@ -197,7 +181,7 @@ fn rdcs<const D: usize>() -> Vec<Rdc<D>> {
 }
 
 fn random_scenes<const D: usize>(seed: u64) {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     for &(n, world, size) in &[
         (0, 1.0, 1.0),
         (1, 1.0, 1.0),
@@ -306,7 +290,7 @@ fn per_dim<const D: usize>(n: [usize; 3]) -> usize {
 }
 
 fn adversarial<const D: usize>() {
-    let mut rng = Rng(99 + D as u64);
+    let mut rng = Rng::new(99 + D as u64);
     let scenes: Vec<(&str, Vec<Aabb<D>>)> = vec![
         ("empty", vec![]),
         ("one_box", vec![Aabb::new([1.0; D], [2.0; D])]),
@@ -410,7 +394,7 @@ fn pipeline_rdc<const D: usize>(name: &str, boxes: &[Aabb<D>], margin: f32, crow
 }
 
 fn pipeline_scenes<const D: usize>() -> usize {
-    let mut rng = Rng(7 * D as u64);
+    let mut rng = Rng::new(7 * D as u64);
     let mut splits = 0;
     let scenes: Vec<(&str, Vec<Aabb<D>>)> = vec![
         ("random", random(&mut rng, 1500, 100.0, 5.0)),
@@ -486,13 +470,13 @@ fn same_for_all_thread_counts<const D: usize>(name: &str, boxes: &[Aabb<D>], rdc
 
 #[test]
 fn same_bytes_for_1_2_3_4_7_16_threads() {
-    let mut rng = Rng(2024);
+    let mut rng = Rng::new(2024);
     // Eight clumps apart on x, each sparse on y: parallel keys on the first split (more
     // than 32768 members), a task per clump, many groups.
     let sparse: Vec<Aabb<2>> = (0..60_000)
         .map(|i| {
-            let (x, y) = ((i % 8) as f32 * 1000.0 + rng.unit() * 500.0, rng.unit() * 100_000.0);
-            Aabb::new([x, y], [x + 6.0 * rng.unit(), y + 6.0 * rng.unit()])
+            let (x, y) = ((i % 8) as f32 * 1000.0 + rng.next_f32() * 500.0, rng.next_f32() * 100_000.0);
+            Aabb::new([x, y], [x + 6.0 * rng.next_f32(), y + 6.0 * rng.next_f32()])
         })
         .collect();
     let c = same_for_all_thread_counts("sparse_2d", &sparse, &Rdc { min_group_size: 1, ..Rdc::default() });

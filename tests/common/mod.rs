@@ -12,51 +12,34 @@ use std::fmt::Write as _;
 // RNG
 // ---------------------------------------------------------------------------------------------
 
-/// SplitMix64: tiny, deterministic, good enough for scene generation.
-#[derive(Clone, Debug)]
-pub struct Rng(pub u64);
+/// The crate's scene RNG (xoshiro256++), with the few draws the tests add.
+pub use broadphase::internals::scene::Rng;
 
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed)
-    }
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
+/// Test draws on top of [`Rng`].
+pub trait Draws {
     /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f32 {
-        (self.next_u64() >> 40) as f32 * (1.0 / (1u64 << 24) as f32)
-    }
-    /// Uniform in [lo, hi).
-    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        let v = lo + (hi - lo) * self.unit();
-        // Guard against rounding up to `hi` (or beyond) for wide ranges.
-        if v >= hi && hi > lo {
-            lo.max(f32::from_bits(hi.to_bits().wrapping_sub(1)).min(hi))
-        } else {
-            v
-        }
-    }
-    /// Uniform integer in [0, n).
-    pub fn below(&mut self, n: u64) -> u64 {
-        assert!(n > 0);
-        self.next_u64() % n
-    }
-    pub fn chance(&mut self, p: f32) -> bool {
-        self.unit() < p
-    }
+    fn unit(&mut self) -> f32;
+    /// True with probability `p`.
+    fn chance(&mut self, p: f32) -> bool;
     /// 10^u for u uniform in [lo_exp, hi_exp).
-    pub fn log_uniform(&mut self, lo_exp: f32, hi_exp: f32) -> f32 {
+    fn log_uniform(&mut self, lo_exp: f32, hi_exp: f32) -> f32;
+    /// Fisher-Yates shuffle.
+    fn shuffle<T>(&mut self, v: &mut [T]);
+}
+
+impl Draws for Rng {
+    fn unit(&mut self) -> f32 {
+        self.next_f32()
+    }
+    fn chance(&mut self, p: f32) -> bool {
+        self.next_f32() < p
+    }
+    fn log_uniform(&mut self, lo_exp: f32, hi_exp: f32) -> f32 {
         10f32.powf(self.range(lo_exp, hi_exp))
     }
-    pub fn shuffle<T>(&mut self, v: &mut [T]) {
+    fn shuffle<T>(&mut self, v: &mut [T]) {
         for i in (1..v.len()).rev() {
-            let j = self.below(i as u64 + 1) as usize;
-            v.swap(i, j);
+            v.swap(i, self.below(i + 1));
         }
     }
 }
@@ -132,7 +115,7 @@ pub fn clumped<const D: usize>(
         .collect();
     (0..n)
         .map(|_| {
-            let c = centres[rng.below(centres.len() as u64) as usize];
+            let c = centres[rng.below(centres.len())];
             let mut min = [0.0; D];
             let mut size = [0.0; D];
             for k in 0..D {
