@@ -1,16 +1,18 @@
-//! The one configuration struct, checked once at the API boundary.
+//! The one configuration struct, [`Config`], with the choices it names ([`Method`],
+//! [`Refine`]); checked once at the API boundary ([`Config::validate`], called by
+//! `Broadphase::new`), so no stage checks a field again.
 
 use crate::{Aabb, Error};
 
-/// How crowded cells (columns) are refined in the sweep.
+/// How crowded runs are refined in the column sweep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub enum Refine {
     /// Sweep-and-prune (Terdiman's box pruning), as in every other column.
     #[default]
     Sweep,
-    /// Recursive Dimensional Clustering inside crowded cells, then sweep-and-prune inside
-    /// the final groups.
+    /// Recursive Dimensional Clustering (Rabin) inside crowded runs, then sweep-and-prune
+    /// inside the final groups.
     Rdc,
 }
 
@@ -45,7 +47,7 @@ pub enum Method {
 #[non_exhaustive]
 pub struct Config<const D: usize> {
     /// Grows every box by this much on every side before testing (shrinks when negative, so
-    /// that touching boxes separate). The seeds' "threshold" with the sign flipped. A box that
+    /// that touching boxes separate): a contact threshold with the sign flipped. A box that
     /// a negative margin turns inside out takes part in no pair.
     pub margin: f32,
     /// The grid's extent. `None`: the bounds of the (margin-grown) input, found by a parallel
@@ -64,7 +66,7 @@ pub struct Config<const D: usize> {
     /// anyway; crowded runs are counted in [`Stats`](crate::Stats), and refined by RDC
     /// under [`Refine::Rdc`]. At least 1.
     pub crowded_threshold: u32,
-    /// How crowded cells are refined.
+    /// How crowded runs are refined.
     pub refine: Refine,
     /// Which algorithm runs.
     pub method: Method,
@@ -120,7 +122,8 @@ impl<const D: usize> Config<D> {
         self
     }
 
-    /// Checks every field; called once per run at the API boundary.
+    /// Checks every field; called once, by `Broadphase::new` (so once per
+    /// [`find_pairs_with`](crate::find_pairs_with) call).
     pub fn validate(&self) -> Result<(), Error> {
         if D == 0 || D > 3 {
             return Err(Error::InvalidConfig {

@@ -47,8 +47,8 @@ pub enum Error {
         /// Which invariant, and where.
         detail: String,
     },
-    /// A handle that does not (or no longer) name a live object. Reserved for the
-    /// persistent world's handles: no call returns it yet.
+    /// A handle that does not name a live object. Reserved for a persistent world's
+    /// handles: no call in this version returns it.
     StaleHandle {
         /// The handle's raw value.
         handle: u64,

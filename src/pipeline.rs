@@ -1,9 +1,39 @@
-//! The pipeline driver: `update()` reads as the list of stages it calls.
+//! The pipeline driver: [`Broadphase::find_pairs`] reads as the list of stages it calls,
+//! each timed into its own [`Stats`] field.
 //!
-//! validate -> scan (bounds, sweep axis, density) -> plan (column levels) -> cells (entry
-//! keys) -> radix sort -> sweep (gather rows, sweep-and-prune the columns) -> pairs. Each stage's time and counts go to
-//! [`Stats`]. [`Broadphase`] owns every buffer and reuses it across calls, so a steady
-//! stream of frames of similar size allocates nothing but the output's growth.
+//! 1. **scan** (`t_scan`): validate the boxes and measure them in one pass beside the trim
+//!    sample (`choose::scan_scene`, `choose::TrimSample`), name the first bad box if any
+//!    (`validate::check_boxes`), fix the grid bounds and the sweep axis, make the choice
+//!    (`choose::sweeps`), then plan the column levels (`Columns::plan`).
+//! 2. **entries** (`t_entries`): one entry key per box and column it touches
+//!    (`Columns::write_entries`).
+//! 3. **sort** (`t_sort`): LSD radix sort of the entry keys on their bits from `qx` up: by
+//!    column, then coarse levels first, then position along the sweep axis
+//!    (`kernels::radix_sort`).
+//! 4. **sweep** (`t_sweep`): gather the sorted entries' boxes into structure-of-arrays rows
+//!    (`Columns::gather`), then sweep-and-prune every column (`Columns::sweep`), pair keys
+//!    left in the idle radix scratch and the output.
+//! 5. **pairs** (`t_pairs`): sort the pair keys in the idle rows and entries
+//!    (`kernels::pair_sort`) and write them out as `[i, j]`.
+//!
+//! Where the choice is a whole-scene sweep (`Method::Sweep`, or `Auto` on a sparse scene),
+//! `algorithms::sap::sweep_into` replaces stages 2 to 5 and is timed in `t_sweep`, its pair
+//! sort included; `t_scan` then stays 0 and the scan counts in `t_total` alone.
+//!
+//! - Input: the boxes and the [`Config`] (checked once, in [`Broadphase::new`]).
+//! - Output: every overlapping pair `[i, j]`, `i < j`, sorted ascending and unique.
+//! - Cost: O(n + entries + candidates + pairs): the sorts over n, entries or pairs are
+//!   radix sorts (comparison sorts only on the trim sample and on small pair buckets).
+//! - Parallel: every stage on the caller's rayon pool; called from outside any pool, the
+//!   whole frame runs inside one `rayon::scope`. The output is the same bytes for any
+//!   thread count.
+//! - Allocation: [`Broadphase`] owns the stages' buffers and reuses them across calls, so
+//!   a steady stream of frames of similar size allocates only the output's growth and
+//!   small per-chunk lists (and, on a whole-scene sweep, each chunk's pair keys).
+//! - Source: this crate; each stage cites its own.
+//!
+//! The entry keys are `u64` where the layout fits 64 bits and `u128` where it does not;
+//! one generic `run` serves both.
 
 use crate::algorithms::sap::Sorted;
 use crate::columns::{Columns, Entry};
@@ -15,10 +45,10 @@ use std::time::Instant;
 pub struct Broadphase<const D: usize> {
     config: Config<D>,
     cols: Columns<D>,
-    /// Cell entries when the layout fits 64 bits (the common case), and radix scratch.
+    /// Entries when the layout fits 64 bits (the common case), and their radix scratch.
     e64: Vec<u64>,
     e64_scratch: Vec<u64>,
-    /// Cell entries when it does not (fine cells over a huge grid), and radix scratch.
+    /// Entries when it does not (fine columns over a huge grid), and their radix scratch.
     e128: Vec<u128>,
     e128_scratch: Vec<u128>,
     /// Room for the pair keys' sort where the idle rows and entries lack it (kept: steady
@@ -100,9 +130,10 @@ impl<const D: usize> Broadphase<D> {
         };
         let bounds =
             Aabb { min: bounds.min.map(|x| x.max(f32::MIN)), max: bounds.max.map(|x| x.min(f32::MAX)) };
-        // The level model's density leaves ties out: with them, 3D tiles (exactly touching,
-        // on a grid) went to finer levels and took 96 ms at 300k boxes instead of 65.
         let bulk = std::array::from_fn(|k| (scan.bulk(k), scan.covered(k)));
+        // The level model's density (`plan_density`) leaves ties out: counting them sends
+        // exactly touching tiles on a grid to finer levels, which cost more than they
+        // save. PERF: benches/pairs.rs (3D tiles).
         self.cols.plan(
             boxes,
             &self.config,
@@ -153,7 +184,7 @@ impl<const D: usize> Broadphase<D> {
     }
 }
 
-/// Cells -> sort -> sweep -> pairs, for one entry width.
+/// Stages 2 to 5 (entries, sort, sweep, pairs) for one entry width.
 #[allow(clippy::too_many_arguments)]
 fn run<const D: usize, T: Entry>(
     cols: &mut Columns<D>,
@@ -196,20 +227,22 @@ fn run<const D: usize, T: Entry>(
     stats.t_sweep = t.elapsed();
 
     // The keys wait in the scratch and the output; they are sorted in the rows and the
-    // entries, idle now. If those lack room, the scratch's keys join the others in the
+    // entries, idle by then. If those lack room, the scratch's keys join the others in the
     // output and the scratch is lent too; what all these lack is allocated (and kept).
     let t = Instant::now();
     let in_pool: usize = chunks.iter().map(|c| c.len).sum();
     let mut spare = cols.spare_rows();
     spare.push(bytemuck::cast_slice_mut(&mut entries[..]));
-    // Keys packed in 32 bits (up to 2^21 boxes, `pairs::packed_bits`) take half a slot.
+    // Keys packed in 32 bits (up to 2^21 boxes, `kernels::pair_sort::packed_bits`) take
+    // half a slot.
     let packed = 1 + crate::kernels::pair_sort::packed_bits(boxes.len()).is_some() as usize;
     let room: usize = packed * spare.iter().map(|s| s.len()).sum::<usize>();
     let pool: &mut [[u32; 2]] = bytemuck::cast_slice_mut(&mut scratch[..]);
     let pool = if out.len() + in_pool > room {
         crate::columns::grow(out, in_pool);
         for c in chunks.iter_mut() {
-            // The chunk's slice keys move to the output's end: a block of it now.
+            // The chunk's keys in the pool move to the output's end, and become one of its
+            // blocks.
             let at = out.len();
             out.extend_from_slice(&pool[c.start..c.start + c.len]);
             c.blocks.push((at, c.len));
@@ -220,13 +253,14 @@ fn run<const D: usize, T: Entry>(
     } else {
         &*pool
     };
-    // A part a sweep chunk: its slice of the pool and its blocks in the output, counted by
-    // the chunk as it made them. PERF: a count pass over the keys here (in pieces of the
-    // output) read them again, from other cores' caches at 2 threads.
+    // One part a sweep chunk: its slice of the pool and its blocks in the output, with the
+    // counts the chunk made while its keys were in cache. A count pass over the keys here
+    // is not used: it reads them again, from other cores' caches.
+    // PERF: benches/pairs.rs (2D and 3D, all threads).
     let keys: Vec<Vec<&[[u32; 2]]>> = chunks
         .iter()
         .map(|c| {
-            // (No slice where the pool was lent: its keys are blocks now.)
+            // (No slice where the pool was lent: its keys are blocks of the output.)
             std::iter::once(pool.get(c.start..c.start + c.len).unwrap_or(&[]))
                 .chain(c.blocks.iter().map(|&(at, len)| &out[at..at + len]))
                 .collect()

@@ -1,4 +1,10 @@
-//! Seeded, deterministic scene generators for the demo, the benches and the tests.
+//! Seeded, deterministic scene generators, and the crate's one random number generator
+//! ([`Rng`]), for the tests, the benches and the examples.
+//!
+//! Compiled for the crate's own unit tests and behind the non-default `internals` feature,
+//! whose `broadphase::internals` module is hidden from the docs; the crate's
+//! dev-dependency on itself turns the feature on for its integration tests, benches and
+//! examples. No part of the public API, and no stability promise.
 //!
 //! Every generator is generic over the dimension `D` (1, 2 and 3 all work), takes the number
 //! of boxes `n` and a `seed`, and returns the same boxes for the same `(D, n, seed)` on every
@@ -43,6 +49,7 @@
 use crate::Aabb;
 
 /// A tiny, fast, seedable random number generator: xoshiro256++ seeded through SplitMix64.
+/// The crate's only one: the generators here and every randomised unit test draw from it.
 ///
 /// Not cryptographic; deterministic across platforms.
 #[derive(Clone, Debug)]

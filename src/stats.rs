@@ -1,5 +1,6 @@
-//! Per-run statistics: time per stage and counts. Cheap to keep (a few integer adds per
-//! chunk), always on.
+//! Per-run statistics: the time of each pipeline stage (`t_scan`, `t_entries`, `t_sort`,
+//! `t_sweep`, `t_pairs`, in the order `pipeline` runs them) and the counts. Cheap to keep
+//! (a few integer adds a chunk), always on; every count is the same for any thread count.
 
 use std::time::Duration;
 
@@ -10,14 +11,16 @@ pub struct Stats {
     /// Boxes in the input.
     pub boxes: usize,
     /// The scan (validation, bounds, sweep-axis estimate, the choice of algorithm) and the
-    /// column plan (levels).
+    /// column plan (levels). 0 where the scene is swept whole: the scan then counts in
+    /// `t_total` alone.
     pub t_scan: Duration,
     /// The entry write (one key per box and column).
     pub t_entries: Duration,
-    /// Radix sort of the cell keys.
+    /// Radix sort of the entry keys.
     pub t_sort: Duration,
     /// The gather of the boxes into the structure-of-arrays rows, and the sweep of the
-    /// sorted columns, exact tests included.
+    /// sorted columns, exact tests included. Where the scene is swept whole: that sweep,
+    /// its pair sort included.
     pub t_sweep: Duration,
     /// Sorting the pair keys and writing the output.
     pub t_pairs: Duration,
@@ -31,11 +34,11 @@ pub struct Stats {
     /// (column runs and their nested ranges; a group of range rows shares one window, the
     /// union of theirs), or the boxes a whole-scene sweep tests.
     pub candidates: usize,
-    /// Candidates put to the exact box test (every candidate, in the current pipeline).
+    /// Candidates put to the exact box test (every candidate: no filter stands between).
     pub exact_tests: usize,
     /// Pairs reported (unique).
     pub pairs: usize,
-    /// RDC splits made inside crowded cells (0 unless `Refine::Rdc`).
+    /// RDC splits made inside crowded runs (0 unless `Refine::Rdc`).
     pub rdc_splits: usize,
     /// Ranges swept row by row and in groups (for the tests).
     #[cfg(test)]

@@ -1,4 +1,9 @@
 //! Input validation at the API boundary: the first NaN, infinite or inverted box is an error.
+//!
+//! The pipeline's scan (`choose::scan_scene`) checks every box branch-free on its way and
+//! calls [`check_boxes`] only when it saw a bad one, to name the first; the brute force and
+//! RDC entry points call it directly, and [`Config::validate`](crate::Config::validate)
+//! checks its bounds with [`check_box`].
 
 use crate::error::BoxProblem;
 use crate::{Aabb, Error};

@@ -1,5 +1,13 @@
-//! The reference: test every pair. O(n^2), exact by construction; every other algorithm in
-//! the crate is tested against it. Parallel over the first index; output sorted, unique.
+//! The reference: test every pair. Exact by construction; every other algorithm in the
+//! crate is tested against it.
+//!
+//! - Input: boxes (validated here) and a [`Config`] (only its margin is used). Output:
+//!   every overlapping pair `[i, j]`, `i < j`, sorted and unique.
+//! - Cost: O(n^2) box tests.
+//! - Parallel: over the first index (rayon); the collected order is the sequential one, so
+//!   the output is the same for any thread count.
+//! - Allocation: the grown boxes and the output.
+//! - Source: this crate (the oracle; no idea to cite).
 
 use crate::{Aabb, Config, Error};
 use rayon::prelude::*;

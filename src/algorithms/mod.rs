@@ -2,10 +2,11 @@
 //! exact, and each is tested against [`brute_force`], the reference.
 //!
 //! - [`brute_force`]: every pair tested, O(n^2); the oracle.
-//! - [`sap`]: sweep-and-prune along one axis (Terdiman's box pruning), and the sorted
-//!   structure-of-arrays set the columns also use.
+//! - [`sap`]: sweep-and-prune along one axis (Terdiman's box pruning): the whole-scene
+//!   sweep, the sorted structure-of-arrays set RDC's groups use, and the eight-lane overlap
+//!   mask the column sweep also uses.
 //! - [`rdc`]: Recursive Dimensional Clustering (Rabin): clusters, their pairs, and the
-//!   refinement of crowded columns.
+//!   refinement of crowded column runs.
 
 pub(crate) mod brute_force;
 pub(crate) mod rdc;

@@ -8,23 +8,23 @@
 //!   maximum of the upper bounds cuts it wherever the next box starts strictly after every
 //!   box so far has ended (so touching boxes stay together: closed semantics). No box of one
 //!   piece overlaps a box of another on that axis, so no overlapping pair is ever separated.
-//!   Each piece is analysed again on the *other* axes, per cluster (the seeds instead keep
-//!   one global `divided` flag and alternate axes globally). A cluster is final when it has
-//!   at most `min_group_size` members or when the last `D` axes tried in a row left it
-//!   whole; a piece counts its split axis as tried (it is one connected run on that axis),
-//!   so every step either shrinks a cluster or advances a counter bounded by `D`:
-//!   termination is guaranteed.
+//!   Each piece is analysed again on the *other* axes, per cluster (the chapter's code
+//!   instead keeps one global `divided` flag and alternates axes globally). A cluster is
+//!   final when it has at most `min_group_size` members or when the last `D` axes tried in
+//!   a row left it whole; a piece counts its split axis as tried (it is one connected run
+//!   on that axis), so every step either shrinks a cluster or advances a counter bounded
+//!   by `D`: termination is guaranteed.
 //! - Keys: `flip(min + 0.0) << 32 | position` in a `u64` (layout beside `Kernel::split`),
 //!   sorted on bits 32..64 with the crate's stable radix sort (`sort_unstable` below
 //!   `SORT_SMALL` keys: the position makes keys unique, so the order is the same). Only
-//!   lower bounds are sorted: the running maximum stands in for the seeds' close
+//!   lower bounds are sorted: the running maximum stands in for the chapter's close
 //!   boundaries (see `docs/rdc.md`).
 //! - Final groups: up to `DIRECT_MAX` members tested pair by pair; below `SWEEP_SIMD`
 //!   a scalar sweep along the axis the group is already sorted on; above, the crate's SIMD
-//!   [`crate::algorithms::sap`] (row chunks in parallel from `PAR_GROUP` members). So one huge group
-//!   that no axis splits (everything overlapping) costs `D` sorts plus one sweep, never a
-//!   quadratic recursion or a brute-force pass.
-//! - Complexity: linear radix sorts per level, a few levels on scenes with gaps. The known
+//!   [`crate::algorithms::sap`] (row chunks in parallel from `PAR_GROUP` members). So one
+//!   huge group that no axis splits (everything overlapping) costs `D` sorts plus one
+//!   sweep, never a quadratic recursion or a brute-force pass.
+//! - Cost: linear radix sorts per level, a few levels on scenes with gaps. The known
 //!   worst case is a staircase that peels one box per split: O(n^2) sorting work with tiny
 //!   output (tested: terminates, no deep recursion, since the driver keeps an explicit
 //!   stack). Dense scenes whose projections have no gap do not split at all and cost `D`
@@ -33,14 +33,14 @@
 //!   `rayon::scope`; a split of at least `PAR_KEYS` members builds its keys, gathers its
 //!   records and radix sorts in parallel. The split of a cluster depends only on its
 //!   members, so the clusters and pairs are the same for any thread count. The sequential
-//!   driver (crowded cells, `refine_cell`) and the parallel one (public API) are thin
-//!   twins around one kernel (`Kernel::drive`); a unit test shows they agree.
-//! - Allocates: one record `(box + margin, index)` per live box, permuted in place (every
+//!   driver (crowded column runs, [`refine_cell`]) and the parallel one (public API) are
+//!   thin twins around one kernel ([`Kernel::drive`]); a unit test shows they agree.
+//! - Allocation: one record `(box + margin, index)` per live box, permuted in place (every
 //!   cluster is a contiguous slice of it), per task a key buffer, radix scratch and a gather
 //!   buffer as big as its largest cluster, the pair keys and the output.
-//! - Idea: S. Rabin, "Recursive Dimensional Clustering: A Fast Algorithm for Collision
-//!   Detection", Game Programming Gems 2 (2001); the seeds' Python/JavaScript/ActionScript
-//!   ports (`../shared/seeds/`).
+//! - Source: S. Rabin, "Recursive Dimensional Clustering: A Fast Algorithm for Collision
+//!   Detection", Game Programming Gems 2 (2001); the per-cluster axis counter, the
+//!   running-maximum cut and the final-group sweeps are this crate's.
 
 use crate::algorithms::sap::{self, Sorted};
 use crate::{Aabb, Error};
@@ -81,11 +81,11 @@ const GROUP_ROWS: usize = 512;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Rdc<const D: usize> {
-    /// A cluster with at most this many members is not subdivided further (the seeds'
+    /// A cluster with at most this many members is not subdivided further (the chapter's
     /// "blend between brute force and RDC"). `1` gives the finest clusters. At least 1.
     pub min_group_size: usize,
     /// Grows every box by this much on every side (shrinks when negative, so touching boxes
-    /// separate): the seeds' threshold with the sign flipped, the meaning of
+    /// separate): the chapter's threshold with the sign flipped, the meaning of
     /// [`Config::margin`](crate::Config::margin). A box that a negative margin turns inside
     /// out is a group of its own and in no pair. Finite.
     pub margin: f32,
@@ -95,7 +95,8 @@ pub struct Rdc<const D: usize> {
 }
 
 impl<const D: usize> Default for Rdc<D> {
-    /// `min_group_size` 64 (PERF: `docs/rdc.md`, "Measured"), margin 0, axes `0, 1, ..`.
+    /// `min_group_size` 64 (PERF: `benches/rdc.rs`, the `BP_TUNE=1` sweep), margin 0, axes
+    /// `0, 1, ..`.
     fn default() -> Self {
         Self { min_group_size: 64, margin: 0.0, axis_order: std::array::from_fn(|k| k) }
     }
@@ -250,9 +251,9 @@ impl<const D: usize> Rdc<D> {
 }
 
 /// A box (margin applied, valid) with its index: what RDC sorts and splits. Records move
-/// with their cluster, so every level reads its cluster contiguously. PERF: with indices
-/// into the input instead, the profile of `islands` (100k) was dominated by cache misses
-/// on the box loads of the split scan and the group tests.
+/// with their cluster, so every level reads its cluster contiguously. Indices into the
+/// input are not used: the split scan and the group tests would miss the cache on their
+/// box loads. PERF: `benches/rdc.rs` (islands 100k).
 #[derive(Clone, Copy, Debug)]
 struct Rec<const D: usize> {
     b: Aabb<D>,
@@ -337,7 +338,7 @@ impl<const D: usize> Kernel<D> {
             r.copy_from_slice(&s.gather);
         }
         // Cut where the next box starts strictly after the reach (running maximum of the
-        // upper bounds): equal to the seeds' open/close count returning to zero with opens
+        // upper bounds): equal to the chapter's open/close count returning to zero with opens
         // sorted before closes at equal positions.
         s.cuts.clear();
         let mut reach = r[0].b.max[axis];
@@ -603,11 +604,12 @@ fn assemble<const D: usize>(n: usize, recs: &[Rec<D>], parts: Vec<Part>, dead: &
     c
 }
 
-/// RDC as the refinement of one crowded cell of the core sweep (`Refine::Rdc`): clusters
+/// RDC as the refinement of one crowded run of the column sweep
+/// ([`Refine::Rdc`](crate::Refine::Rdc)): clusters
 /// `boxes` (valid, margin already applied) with the default settings and offers every
 /// overlapping pair `(x, y)`, `x < y`, with `x < run` (at least one run entry; positions in
-/// `boxes`) once to `offer`. Returns `(clusters split, box tests)`. Sequential: the sweep is
-/// parallel over cells already.
+/// `boxes`) once to `offer`. Returns `(clusters split, box tests)`. Sequential: the column
+/// sweep is parallel over its chunks already.
 pub(crate) fn refine_cell<const D: usize>(
     boxes: impl Iterator<Item = Aabb<D>>,
     run: usize,

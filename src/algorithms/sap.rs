@@ -1,18 +1,27 @@
-//! Sweep-and-prune (Terdiman's "box pruning"): sort boxes by their lower bound on axis 0,
-//! then each box scans forward only while the next boxes start before it ends, testing the
-//! remaining axes 8 boxes at a time with `wide::f32x8`.
+//! Sweep-and-prune (Terdiman's "box pruning"): sort boxes by their lower bound on the sweep
+//! axis, then each box scans forward only while the next boxes start before it ends,
+//! testing the remaining axes 8 boxes at a time with `wide::f32x8`.
 //!
-//! - Axis: the sweep axis is chosen per set ([`best_axis`]: least mean extent relative to the
-//!   spread), so parallel planks are swept across, not along.
 //! - Input: boxes with a `u32` payload each. Output: overlapping pairs through a callback
-//!   (complete: all pairs within one set; bipartite: pairs across two sets, each once).
-//! - Complexity: O(n log n) to sort plus O(n + k') to sweep, where k' counts the pairs that
-//!   overlap on axis 0; SIMD cuts the per-candidate cost of the other axes.
-//! - Used by the core sweep inside crowded Morton cells (a dense clump, many boxes sharing
-//!   one cell), by RDC inside its final groups, and on its own by [`find_pairs`] (a complete
-//!   broadphase: parallel over the sweep's outer index, output sorted and unique).
-//! - Allocates: the sorted structure-of-arrays copy (owned by [`Sorted`], reused by `clear`).
-//! - Idea: P. Terdiman, "Box pruning revisited" (2002-2017), one-axis sort + SIMD tests.
+//!   (complete: all pairs within one set; bipartite: pairs across two sets, each once), or,
+//!   for the whole-scene sweep ([`sweep_into`]), the sorted unique pairs.
+//! - Axis: the whole-scene sweep runs along the axis the scene scan picks
+//!   ([`AxisStats::best`](crate::choose::AxisStats::best): the fewest expected tests a
+//!   box), so parallel planks are swept across, not along; [`Sorted::set_axis`] swaps it
+//!   into slot 0. RDC's groups sweep axis 0.
+//! - Cost: O(n) to sort (a radix sort of the flipped lower bounds) plus O(n + k') to
+//!   sweep, where k' counts the pairs that overlap on the sweep axis; SIMD cuts the
+//!   per-candidate cost of the other axes.
+//! - Used on its own as the whole-scene sweep ([`Method::Sweep`](crate::Method::Sweep),
+//!   or where [`find_pairs`](crate::find_pairs) chooses it), by RDC inside its bigger
+//!   final groups, and, through [`overlap_mask8`], by the column sweep's rows.
+//! - Parallel: [`Sorted::fill`] and [`sweep_into`] over chunks of the sweep's outer index;
+//!   the pair sort makes the output independent of the chunking. [`scan`], [`complete`]
+//!   and [`bipartite`] are the sequential kernels.
+//! - Allocation: the sorted structure-of-arrays copy and its sort keys (owned by
+//!   [`Sorted`], reused after `clear`), per-chunk pair keys and the output.
+//! - Source: P. Terdiman, "Box pruning" and "Box pruning revisited": one-axis sort and
+//!   SIMD tests.
 
 use crate::kernels::par::SendPtr;
 
@@ -39,7 +48,7 @@ pub struct Sorted<const D: usize> {
     lo: [Vec<f32>; D],
     /// `hi[k][i]`: upper bound of box `i` on axis `k`.
     hi: [Vec<f32>; D],
-    /// Payload of each box (a box index or a cell-entry index).
+    /// Payload of each box (its index in the caller's list).
     pub payload: Vec<u32>,
     /// The sweep axis: pushed boxes have it swapped into slot 0 (see [`Sorted::set_axis`]).
     axis: usize,
@@ -115,9 +124,8 @@ impl<const D: usize> Sorted<D> {
     /// Empties the set and fills it with the live boxes of `boxes` grown by `margin`, each
     /// with its index as payload, sorted along `axis`, in parallel: the same set as
     /// [`Sorted::set_axis`], a [`Sorted::push`] of each live box in order, and
-    /// [`Sorted::sort`]. PERF: with those steps sequential, 2D terrain 1M (the whole-scene
-    /// sweep) took 31.5 ms at 1 thread and 26.2 ms at 2 (bench); filled in parallel, 29.6-29.8
-    /// ms at 1 thread against 34.8-38.5 (demo A/B; docs/BENCHMARKS.md).
+    /// [`Sorted::sort`]. PERF: faster than those steps in turn, on one thread as on many
+    /// (`benches/pairs.rs`, 2D terrain 1M).
     pub fn fill(&mut self, boxes: &[Aabb<D>], margin: f32, axis: usize) {
         self.set_axis(axis);
         let ax = self.axis;
@@ -205,8 +213,8 @@ impl<const D: usize> Sorted<D> {
 }
 
 /// The lanes of rows `j..j + 8` of the structure-of-arrays bounds `lo`, `hi` whose boxes
-/// overlap `b` on the axes `from..D` (bit `l` is row `j + l`). Shared by the whole-scene
-/// sweep and the column sweep (`columns.rs`); the caller guarantees `j + 8 <=` every row
+/// overlap `b` on the axes `from..D` (bit `l` is row `j + l`). Shared by [`scan`] and the
+/// column sweep's rows (`columns::rows`); the caller guarantees `j + 8 <=` every row
 /// array's length.
 #[inline(always)]
 pub(crate) fn overlap_mask8<const D: usize, V: std::ops::Deref<Target = [f32]>>(
@@ -318,8 +326,8 @@ pub(crate) fn sweep_into<const D: usize>(
 ) -> usize {
     s.fill(boxes, margin, axis);
     let n = s.len();
-    // Four chunks a thread, of 512 to 4096 boxes: at 10k boxes, 4096 a chunk left 3 jobs
-    // for any number of threads.
+    // Four chunks a thread, of 512 to 4096 boxes: at 10k boxes a fixed 4096 a chunk would
+    // leave 3 jobs for any number of threads.
     let chunk = (n / (4 * rayon::current_num_threads())).clamp(512, 4096);
     let s = &*s;
     let (parts, tests): (Vec<Vec<u64>>, Vec<usize>) = (0..n.div_ceil(chunk))

@@ -1,12 +1,41 @@
 //! The choice of algorithm: one O(n) scan of the scene, a trimmed sample of it, and the
 //! `Method::Auto` rule that turns them into "sweep the scene whole" or "take the columns".
 //!
-//! - Input: the user's boxes and margin. Output: [`AxisStats`] (validity, bounds, the
-//!   sweep axis, the expected tests a box of a whole-scene sweep, the sizes' spread).
-//! - Cost: one parallel pass over the boxes (fixed chunks combined in order, so every
-//!   figure is the same for any thread count) and a sort of a 512-box sample beside it.
-//! - Allocates: per-chunk partial sums and the sample.
-//! - Every threshold of the choice lives in this module.
+//! - Input: the user's boxes and the margin.
+//! - Output: [`AxisStats`] (validity, bounds, the sweep axis, the expected tests a box of a
+//!   whole-scene sweep, how far the sizes spread), and [`sweeps`]' verdict on them.
+//! - Cost: O(n) for the scan; O(s log s) an axis for the sample of s <= 512 boxes.
+//! - Parallel: the scan runs over fixed chunks combined in order, so every figure is the
+//!   same for any thread count; the sample is taken and sorted on one thread beside it.
+//! - Allocation: one partial sum a chunk, and the sample (a few vectors of up to 512
+//!   values an axis).
+//! - Source: this crate. The estimate is the cost of P. Terdiman's box pruning ("Box
+//!   pruning revisited"): one sort along the best axis, then each box against the boxes
+//!   whose lower bound lies in its extent.
+//!
+//! `scan` holds the one pass and [`AxisStats`], `trim` the sample and its order
+//! statistics. Every threshold of the choice lives in this module and in `trim`.
+//!
+//! ## The rule
+//!
+//! A whole-scene sweep pays one sort plus a small cost for each box a box tests; the
+//! columns pay more a box up front (plan, entries, radix sort, gather) and test far fewer
+//! candidates in a dense scene. So `Auto` sweeps whole where the expected tests a box
+//! ([`AxisStats::best`]) are at most a bound, [`sweep_max_per_box`], and takes the columns
+//! above it. The bound:
+//!
+//! - [`SWEEP_MAX_PER_BOX`] where the sizes spread over more than [`SIZE_SPREAD_MAX`]:
+//!   boxes of many sizes take many levels of columns, which cost more a box.
+//! - Otherwise [`SWEEP_MAX_PER_BOX`] in 2D and half of it in 3D (the columns cut two
+//!   axes there, and win at fewer tests a box), up to [`SWEEP_FULL_BELOW`] live boxes;
+//!   beyond, it falls as `1 / n`, since the sweep's sort and scattered reads cost more a
+//!   box as the scene outgrows the caches and the columns' cost a box grows much less.
+//! - Never under [`SWEEP_MIN_PER_BOX`]: below it neither wins reliably across scene sizes,
+//!   and the sweep is kept.
+//! - In 1D a column is the whole line, so `Auto` always sweeps.
+//!
+//! PERF: benches/pairs.rs (uniform, varied, clustered; 10k to 1M; 2D and 3D) and
+//! benches/rdc.rs (`sap` against `pipeline`) show where the two cross.
 
 mod scan;
 #[cfg(test)]
@@ -17,46 +46,31 @@ pub(crate) use scan::{scan_scene, AxisStats};
 pub(crate) use trim::TrimSample;
 
 use crate::config::Method;
-/// The most tests a box at which `Method::Auto` sweeps a scene whole: for small scenes in
-/// 2D, and for boxes of widely spread sizes. Where sizes are alike the bound is half of it
-/// in 3D, and beyond 16,384 boxes it falls as `1 / n`, to no less than 32
-/// (`docs/architecture.md`, "Which algorithm").
-/// PERF: sweep-and-prune costs about 30-40 + 0.5-0.9 x (tests per box) ns a box; the cell
-/// pipeline, once faster, costs
-/// 80-260 ns a box in 2D and 120-560 in 3D at 10k-100k (1 thread, `docs/BENCHMARKS.md`).
-/// At 256, 2D uniform and clustered 100k were swept (190 and 226 tests a box) in 12.4 and
-/// 21.7 ms where the cells took 8.1 and 13.7, and 3D terrain 10k (209) in 2.04 ms against
-/// 1.61.
+
+/// The most expected tests a box at which `Method::Auto` sweeps a scene whole: the bound
+/// for 2D scenes up to [`SWEEP_FULL_BELOW`] boxes, and for boxes of widely spread sizes at
+/// any count (see [`sweep_max_per_box`] and the module's rule).
 pub const SWEEP_MAX_PER_BOX: f64 = 128.0;
 
-/// Scenes up to this many live boxes keep the whole [`sweep_max_per_box`]; larger ones
-/// get a bound falling as `1 / n`.
+/// Scenes up to this many live boxes keep the whole bound of [`sweep_max_per_box`];
+/// larger ones get a bound falling as `1 / n`.
 const SWEEP_FULL_BELOW: f64 = 16_384.0;
 
 /// The least bound [`sweep_max_per_box`] falls to.
 const SWEEP_MIN_PER_BOX: f64 = 32.0;
 
-/// Boxes whose sizes spread over more than this ([`crate::choose::AxisStats::size_spread`]: the
-/// sampled boxes' largest extents, 90th percentile over 10th) keep [`SWEEP_MAX_PER_BOX`]
-/// at every size in [`sweep_max_per_box`]. PERF: on sparse scenes of 100k boxes with
-/// sizes log-uniform over a range of 2, 4, 10, 32 and 100 (spreads of about 1.7, 3.0,
-/// 6.3, 16 and 40), the columns were faster than the sweep at 64 tests a box for the
-/// first two (1.02-1.37x), even or mixed at 10 (0.83-1.17x), and slower at 32 and 100
-/// (0.57-0.82x) (2 threads, two runs, `docs/BENCHMARKS.md`). Many levels of columns cost
-/// more a box.
+/// Boxes whose sizes spread over more than this ([`AxisStats::size_spread`]: the sampled
+/// boxes' largest extents, 90th percentile over 10th) keep [`SWEEP_MAX_PER_BOX`] at every
+/// count: they take many levels of columns, which cost more a box.
+/// PERF: benches/pairs.rs (varied).
 pub(crate) const SIZE_SPREAD_MAX: f64 = 5.0;
 
-/// The most tests a box (as estimated) at which `Method::Auto` sweeps a scene of `n` live
-/// boxes whole instead of taking the columns. Where the boxes' sizes spread over more than
+/// The most expected tests a box at which `Method::Auto` sweeps a scene of `n` live boxes
+/// whole instead of taking the columns. Where the boxes' sizes spread over more than
 /// [`SIZE_SPREAD_MAX`], [`SWEEP_MAX_PER_BOX`]; otherwise that in 2D and half of it in 3D
-/// up to 16,384 live boxes, then falling as `1 / n`, to at least 32 (from 65,536 boxes
-/// in 2D, 32,768 in 3D). PERF: the sweep's sort and reads cost more a box as `n` grows,
-/// the columns' cost a box much less so. On sparse uniform scenes (sizes within 3x; 2
-/// threads, two runs, `docs/BENCHMARKS.md`) the two broke even at about 96-128 tests a
-/// box in 2D and 48-64 in 3D at 10k boxes, 48-64 and 48 at 30k, 16-24 and 16 at 100k,
-/// 8-16 and 16-32 at 1M, but at 32 tests a box the ratio ranged from 0.8 to 1.2 across
-/// runs and sizes: up to 32 the sweep is kept. With 128 at every size, 100k boxes at 128
-/// tests a box were swept 1.5x (2D) and 1.9-2.0x (3D) slower than the columns.
+/// up to [`SWEEP_FULL_BELOW`] live boxes, then falling as `1 / n` to [`SWEEP_MIN_PER_BOX`]
+/// (reached at 65,536 boxes in 2D, 32,768 in 3D). Why: the module's rule.
+/// PERF: benches/pairs.rs (uniform, clustered; 10k to 1M), benches/rdc.rs (`sap`).
 pub(crate) fn sweep_max_per_box<const D: usize>(n: usize, size_spread: f64) -> f64 {
     if size_spread > SIZE_SPREAD_MAX {
         return SWEEP_MAX_PER_BOX;

@@ -1,3 +1,16 @@
+//! The scan: one pass over the boxes that validates them and sums, per axis, what the
+//! choice and the column plan need ([`AxisStats`]); [`AxisStats::trim`] then folds the
+//! trim sample in.
+//!
+//! - Input: the boxes and the margin (each box grown by it; inverted ones count as dead).
+//! - Output: [`AxisStats`]: count, total extents, ranges of lower bounds, grid bounds, and
+//!   whether some box is invalid.
+//! - Cost: O(n), branch-free per box.
+//! - Parallel: fixed chunks (`kernels::par::chunk_len`), combined in order, so the sums are
+//!   the same bits for any thread count.
+//! - Allocation: one [`AxisStats`] a chunk.
+//! - Source: this crate.
+
 use super::trim::TrimSample;
 use super::trim::GATHERED;
 use crate::Aabb;
@@ -15,11 +28,13 @@ pub(crate) struct AxisStats<const D: usize> {
     /// by [`AxisStats::trim`]).
     pub(super) ties: [f64; D],
     /// Expected tests per box of a whole-scene sweep along each axis, from the sample's own
-    /// sweep (set by [`AxisStats::trim`] on axes the sample covers under [`SPARSE_COVER`]
-    /// of; 0 elsewhere): unlike `density`, it sees boxes gathered in a few far-apart places.
+    /// sweep (set by [`AxisStats::trim`] on axes the sample covers under
+    /// [`SPARSE_COVER`](super::trim::SPARSE_COVER) of; 0 elsewhere): unlike `density`, it
+    /// sees boxes gathered in a few far-apart places.
     pub(super) local: [f64; D],
     /// The share of the sample's range on each axis that its boxes cover, in
-    /// [`COVER_SLABS`](super::trim::COVER_SLABS) slabs (set by [`AxisStats::trim`]; 1 where it has not run).
+    /// [`COVER_SLABS`](super::trim::COVER_SLABS) slabs (set by [`AxisStats::trim`]; 1 where
+    /// it has not run).
     pub(super) covered: [f64; D],
     /// The extent the bulk of the boxes occupies on each axis (set by
     /// [`AxisStats::trim`]; 0 where it has not run).
@@ -72,19 +87,19 @@ impl<const D: usize> AxisStats<D> {
         }
     }
 
-    /// Leaves a few far-out boxes out of the spreads and bounds (see [`TRIM_SAMPLE`]): a
-    /// stray box far away (a sentinel position, an object falling out of the world) would
-    /// otherwise stretch the grid until the whole scene lies in a few columns, and make the
-    /// whole-scene sweep look cheap. Boxes outside the trimmed bounds are clamped to the
+    /// Leaves a few far-out boxes out of the spreads and bounds (see
+    /// [`TRIM_SAMPLE`](super::trim::TRIM_SAMPLE)): a stray box far away (a sentinel
+    /// position, an object falling out of the world) would otherwise stretch the grid until
+    /// the whole scene lies in a few columns, and make the whole-scene sweep look cheap. Boxes outside the trimmed bounds are clamped to the
     /// grid's border, exact as always; the pairs do not change, only the speed.
     ///
-    /// From a sample of the (grown, live) boxes ([`sample_index`]), per axis: the lower bounds' range
-    /// without the `k` smallest and `k` largest, widened by the share left out, bounds the
-    /// spread; the grid runs from the `k`-th smallest lower bound to the `k`-th largest
-    /// upper bound, plus 5% of that and the same widening. Each applies only where it
-    /// halves the full range or more, and is never wider. The
-    /// mean extent becomes the mean without the `k` largest where it is under half the
-    /// full mean (a heavy tail of sizes: strays, a sky box).
+    /// From a sample of the (grown, live) boxes ([`sample_index`](super::trim::sample_index)),
+    /// per axis: the lower bounds' range without the `k` smallest and `k` largest, widened
+    /// by the share left out, bounds the spread; the grid runs from the `k`-th smallest
+    /// lower bound to the `k`-th largest upper bound, plus 5% of that and the same
+    /// widening. Each applies only where it halves the full range or more, and is never
+    /// wider. The mean extent becomes the mean without the `k` largest where it is under
+    /// half the full mean (a heavy tail of sizes: strays, a sky box).
     ///
     /// The sample is taken apart ([`TrimSample::take`]), so that its sorts can run beside
     /// the scan.

@@ -1,3 +1,5 @@
+//! Tests of the scan and the trim sample: the float sort, strays left out, ties counted.
+
 use super::scan::scan_scene;
 use super::trim::sort_total;
 use crate::Aabb;

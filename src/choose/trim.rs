@@ -1,15 +1,27 @@
+//! The trim sample: up to 512 boxes, one a block of the input, whose order statistics
+//! leave far-out strays out of the scan's spreads and bounds, count equal lower bounds,
+//! measure the spread of sizes, and tell whether the boxes lie gathered in a few far-apart
+//! places ([`AxisStats::trim`](super::AxisStats::trim) applies them).
+//!
+//! - Input: the boxes and the margin (each sampled box grown by it; inverted ones skipped).
+//! - Output: [`TrimSample`], or `None` where the sample is too small to trim.
+//! - Cost: O(s log s) an axis for a sample of s boxes; independent of n but for the
+//!   strided reads.
+//! - Parallel: no; it runs on one thread beside the scan (`rayon::join` in the pipeline).
+//! - Allocation: a few vectors of up to [`TRIM_SAMPLE`] values an axis.
+//! - Source: this crate.
+
 use crate::Aabb;
 
-/// Boxes sampled by [`AxisStats::trim`].
+/// Boxes sampled by [`AxisStats::trim`](super::AxisStats::trim).
 pub(super) const TRIM_SAMPLE: usize = 512;
 
 /// The box sampled from block `block` of `stride` consecutive boxes (of `n`): one at a
 /// position in the block that a hash of the block's number picks, the same on every call.
-/// A fixed stride aliases with ids that cycle: 10k boxes in 20 clumps, box `i` in clump
-/// `i % 20`, sampled every 20th box, showed one clump; the trimmed grid covered it alone,
-/// the other 19 clamped onto its border columns, and the columns tested 838 candidates a
-/// box for 7.6 pairs (3D, 5.6 ms at 2 threads; with this sample 60 candidates, 1.6 ms:
-/// docs/BENCHMARKS.md).
+/// A fixed position in each block is not used: it aliases with ids that cycle (box `i` in
+/// clump `i % c`, sampled every `c`-th box, shows one clump), the trimmed grid then covers
+/// that clump alone, and the others, clamped onto its border columns, crowd them with
+/// candidates that are not pairs.
 pub(super) fn sample_index(block: usize, stride: usize, n: usize) -> usize {
     let start = block * stride;
     // SplitMix64's finaliser: every bit of the block number moves every bit of the hash.
@@ -19,21 +31,23 @@ pub(super) fn sample_index(block: usize, stride: usize, n: usize) -> usize {
     h ^= h >> 31;
     start + (h % (stride.min(n - start)) as u64) as usize
 }
+
 /// One sampled box in this many, each side, is left out of the trimmed spreads and bounds
 /// (8 of 512: 1.6%, so up to that share of strays; fewer samples leave fewer out).
 pub(super) const TRIM_OUT: usize = 64;
 /// How many times `density + ties` the sample's own sweep must expect for the boxes to
-/// count as gathered in a few far-apart places ([`AxisStats::per_box`]).
+/// count as gathered in a few far-apart places
+/// ([`AxisStats::per_box`](super::AxisStats::per_box)).
 pub(super) const GATHERED: f64 = 4.0;
-/// Below this share of an axis covered ([`AxisStats::covered`]) the sample is swept on its
-/// own along it, to see whether the boxes are gathered in a few far-apart places.
+/// Below this share of an axis covered ([`AxisStats::covered`](super::AxisStats::covered))
+/// the sample is swept on its own along it, to see whether the boxes are gathered in a
+/// few far-apart places.
 pub(super) const SPARSE_COVER: f64 = 0.5;
 
-/// What [`AxisStats::trim`] takes from its sample of the boxes ([`sample_index`]): the
-/// order statistics and shares it needs, none of which depends on the scan, so that the
-/// sample's sorts and selections can run beside it (`rayon::join` in the pipeline).
-/// PERF: they took 34 us of a 1.9 ms frame (3D varied 10k, 2 threads), on one thread
-/// after the scan.
+/// What [`AxisStats::trim`](super::AxisStats::trim) takes from its sample of the boxes
+/// ([`sample_index`]): the order statistics and shares it needs, none of which depends on
+/// the scan, so that the sample's sorts and selections run beside it (`rayon::join` in the
+/// pipeline) rather than on one thread after it. PERF: benches/pairs.rs (3D varied, 10k).
 pub(crate) struct TrimSample<const D: usize> {
     /// Boxes in the sample, and the `k` left out at each end.
     pub(super) s: usize,
@@ -94,9 +108,8 @@ impl<const D: usize> TrimSample<D> {
             ext.select_nth_unstable_by(s - 1 - out, f64::total_cmp);
             t.trimmed[k] = ext[..s - out].iter().sum::<f64>() / (s - out) as f64;
             // The sample's cover and, where it leaves most of the axis empty, its own sweep,
-            // before `lo[k]` is sorted. PERF: the sweep sorts the sample, 20-60 us a frame
-            // over three axes (10k 3D boxes: 2-5% of the frame); the cover is one pass, 1.8
-            // us an axis.
+            // before `lo[k]` is sorted. PERF: the cover is one pass; the own sweep sorts
+            // the sample, so it runs only on axes the cover finds mostly empty.
             t.covered[k] = sample_cover(&lo[k], &hi[k]);
             if t.covered[k] < SPARSE_COVER {
                 t.tests[k] = sample_tests(&lo[k], &hi[k]);
@@ -112,13 +125,13 @@ impl<const D: usize> TrimSample<D> {
 }
 
 /// Slabs of the sample's range, per axis, for the share of it the boxes cover
-/// ([`AxisStats::covered`]).
+/// ([`AxisStats::covered`](super::AxisStats::covered)).
 pub(super) const COVER_SLABS: usize = 256;
 
-/// The share of pairs of `v`'s values that are equal (sorts `v`). PERF: points on a
-/// grid (zero-size boxes at integer coordinates, 200 values an axis) have no extent, so the
-/// uniform estimate said a whole-scene sweep tests nothing; it tested 750 boxes a box, and
-/// took 57.6 ms at 300k boxes against 18.4 ms for the columns (2 threads).
+/// The share of pairs of `v`'s values that are equal (sorts `v`). Why: points on a grid
+/// (zero-size boxes at integer coordinates) have no extent, so the extents alone say a
+/// whole-scene sweep tests nothing, while it tests every box at the same coordinate; the
+/// ties make `Auto` take the columns there. PERF: benches/pairs.rs (tiles).
 pub(super) fn tie_share(v: &mut [f32]) -> f64 {
     let s = v.len();
     if s < 2 {
@@ -139,9 +152,9 @@ pub(super) fn tie_share(v: &mut [f32]) -> f64 {
 }
 
 /// Sorts `v` by `f32::total_cmp`, as integers: each value's bits mapped to a `u32` of the
-/// same order, sorted, and mapped back by the inverse map. PERF: a comparison
-/// sort with `total_cmp` branches on every compare; the sorts of the trim's sample (512
-/// values an axis) were most of its 60-75 us a frame (10k 3D boxes, 1 thread).
+/// same order, sorted, and mapped back by the inverse map. PERF: a comparison sort with
+/// `total_cmp` branches on every compare, and these sorts are most of the trim's work
+/// (benches/pairs.rs, 3D at 10k, one thread).
 pub(super) fn sort_total(v: &mut [f32]) {
     // `total_cmp`'s key, with the sign bit flipped so that unsigned order is its order.
     let map = |b: u32| b ^ (((b as i32 >> 31) as u32) >> 1) ^ 0x8000_0000;

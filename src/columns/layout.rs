@@ -1,3 +1,15 @@
+//! Entry key layout: how an entry packs its box, level, column and sort position into one
+//! radix-sortable integer, and the ownership rules read from it.
+//!
+//! - Input: the bit widths the plan chose ([`Layout`]).
+//! - Output: packing ([`Layout::pack`], [`Entry::with_column`]), field reads, and the rules
+//!   that report every pair once ([`Layout::owns`], [`Layout::represents`]).
+//! - Cost: `O(1)` a call, shifts and masks; [`Layout::owns`] loops over at most two axes.
+//! - Parallel: pure functions, no shared state.
+//! - Allocation: none.
+//! - Source: Morton codes over the column axes, Dmytry Lavrov's Morton-order collision
+//!   detection article; the key layout and the ownership rules, this crate.
+
 use crate::kernels::morton;
 use crate::kernels::radix_sort::RadixKey;
 use crate::kernels::simd::low_mask;
@@ -9,15 +21,15 @@ pub(super) const X_BITS_MIN: u32 = 12;
 /// The least `qx` precision (a 256th of the grid's extent along the sweep axis).
 pub(super) const X_BITS_LEAST: u32 = 8;
 
-/// A cell-entry record: a radix-sortable integer (see the module header for the fields).
+/// An entry record: a radix-sortable integer (fields in [`Layout`]).
 pub(crate) trait Entry: RadixKey + Ord + bytemuck::Pod {
     fn from_u128(v: u128) -> Self;
     fn to_u128(self) -> u128;
     /// The low 64 bits of `self >> s` (every field but the column fits 64 bits).
     fn field(self, s: u32) -> u64;
-    /// `base | start << s_pos | first << f_pos`, in the entry's own width (PERF: with
-    /// u128 shifts for u64 entries the 1M uniform 3D entry write took 25.6-25.8 ms, with
-    /// u64 shifts 24.5, 1 thread).
+    /// `base | start << s_pos | first << f_pos`, in the entry's own width: `u64` entries
+    /// shift in `u64`, as `u128` shifts cost more in the entry write's inner loop.
+    /// PERF: examples/demo.rs (3D uniform 1M, entries stage).
     fn with_column(base: Self, start: u64, s_pos: u32, first: u32, f_pos: u32) -> Self;
 }
 impl Entry for u64 {
@@ -60,7 +72,7 @@ impl Entry for u128 {
     }
 }
 
-/// Bit layout of a cell entry, low to high:
+/// Bit layout of an entry, low to high:
 ///
 /// ```text
 /// [ id: id_bits ][ first: c ][ qx: x_bits ][ l_max - level: lvl_bits ][ start >> (c l_min): key_bits ]

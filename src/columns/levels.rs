@@ -1,3 +1,17 @@
+//! The plan's cost model: the level of a box of given extents, and a table that
+//! remembers it by size classes.
+//!
+//! - Input: a box's quantised corners on the column axes; the model's parameters (the
+//!   candidates' weight `lambda`, the world's cross-section, the column budget).
+//! - Output: the box's level and its column count there.
+//! - Cost: a model evaluation walks the levels from the seed's, `O(bits)`; the table
+//!   answers in `O(1)`, one evaluation a size-class pair a plan pass.
+//! - Parallel: the table is shared by the plan's jobs without locks (one relaxed atomic
+//!   word a slot); the answer does not depend on which job evaluated it.
+//! - Allocation: the table's slots (four bytes each, 256 to 65,536), reallocated only when
+//!   the wanted count changes.
+//! - Source: this crate.
+
 use super::layout::shr32;
 use std::sync::atomic::AtomicU32;
 use std::sync::atomic::Ordering::Relaxed;
@@ -12,7 +26,7 @@ pub(super) fn count_at(c: u32, qlo: &[u32; 2], qhi: &[u32; 2], l: u32) -> u64 {
     n
 }
 
-/// The level choice: a cost model over the levels, tabulated once per run.
+/// The level choice: a cost model over the levels, tabulated once a plan pass.
 ///
 /// Start from the seed's level: the smallest whose side `2^l` exceeds the box's largest
 /// extent on the column axes (at most 2 columns per axis). Then move while the model says
@@ -32,8 +46,9 @@ pub(super) fn count_at(c: u32, qlo: &[u32; 2], qhi: &[u32; 2], l: u32) -> u64 {
 ///
 /// `cols(l)` is the number of columns a box of this size spans *on average* over its
 /// positions, `prod(1 + ext_k / 2^l)`, not the count at its actual position: boxes of one
-/// size then share a level wherever they lie, so runs rarely have ranges to visit (with
-/// the actual count, a uniform 1M scene spread over five levels and swept 2x slower).
+/// size then share a level wherever they lie, so runs rarely have ranges to visit. The
+/// actual count is not used: it spreads a uniform scene over several levels, and its
+/// ranges make the sweep slower. PERF: benches/pairs.rs (3D uniform).
 pub(crate) struct LevelModel {
     pub(super) c: u32,
     pub(super) bits: u32,
@@ -45,10 +60,10 @@ pub(crate) struct LevelModel {
 }
 
 impl LevelModel {
-    /// `world`: the world's extent on each of the `c` column axes, in grid units.
-    /// PERF: with `2^(c l)` for the cross-section, 200k unit squares on the plane `z = 0`
-    /// (3D, columns over `y` and `z`) went to 19.3 columns a box and took 102 ms at 2
-    /// threads; as strips, 1.29 columns a box and 13.8 ms (docs/BENCHMARKS.md).
+    /// `world`: the world's extent on each of the `c` column axes, in grid units. The
+    /// cross-section is clipped to it: with `2^(c l)`, boxes on one plane (`scene::flat`)
+    /// would seem to meet candidates growing as `4^l` and go to many fine columns a box
+    /// (test `flat_world_keeps_columns_coarse`). PERF: benches/pairs.rs (3D flat).
     pub fn new(c: u32, bits: u32, budget: u64, lambda: f64, world: [f64; 2]) -> Self {
         let lambda = if lambda.is_nan() { 0.0 } else { lambda };
         let mut m = Self { c, bits, budget, inv: [0.0; 33], dens: [0.0; 33] };
@@ -164,14 +179,15 @@ pub(super) fn most_at(c: u32, top: &[u32; 2], l: u32) -> u64 {
 /// jobs: a two-way table of about `n / 16` slots (256 to 65,536; in 2D one a class), the
 /// set of a pair of classes picked by Fibonacci hashing, each slot holding a class pair,
 /// the pass's number and the level, so that a new pass starts afresh without clearing the
-/// slots (they are cleared once every 255 passes). Jobs
-/// that meet a class pair at the same time may both evaluate the model; they store the
-/// same level, and a slot is one atomic word, so a reader sees one store or the other.
-/// PERF: evaluated per box, the model (a chain of dependent multiplies and branches) took
-/// the 1M uniform 3D plan from 14.6 to 29-36 ms (1 thread). A direct-mapped memo of 512
-/// slots a job missed on a quarter of the boxes of the varied scene (sizes spread over two
-/// orders of magnitude make thousands of class pairs, learnt again by every job): 25k
-/// evaluations at 100k boxes. Memory: a slot a pair would be 256 KiB, 26 bytes a box at 10k.
+/// slots (they are cleared once every 255 passes). Jobs that meet a class pair at the same
+/// time may both evaluate the model; they store the same level, and a slot is one atomic
+/// word, so a reader sees one store or the other.
+///
+/// The model is a chain of dependent multiplies and branches: evaluated per box, it would
+/// dominate the plan. A direct-mapped memo a job is not used: sizes spread over two orders
+/// of magnitude make thousands of class pairs, learnt again by every job. Nor is a slot for
+/// every class pair: 256 KiB, a large share of a small scene's working memory.
+/// PERF: examples/demo.rs (3D uniform 1M and 3D varied, plan in the scan stage).
 #[derive(Debug, Default)]
 pub(crate) struct LevelTable {
     /// `tag << 16 | pass << 8 | level`, `tag` the class pair.
@@ -208,11 +224,10 @@ impl LevelTable {
         let tag = class[0] | class[1] << 8;
         let want = tag << 8 | self.pass;
         // Two ways, slots `s` and `s + 1` (one cache line), the newer pair first; `s` by
-        // Fibonacci hashing (the tag times 2^32 / phi, its top bits). PERF: one way at
-        // `class[0] ^ 37 class[1]` (low bits) put a scene's close classes on few slots: 3D
-        // uniform 100k boxes, 169 class pairs in 8,192 slots, made 2,513 model evaluations
-        // a pass, 3D varied 10k (487 pairs, 1,024 slots) 1,991. Now one evaluation a pair
-        // in both (one way with this hash: 2,299 at varied 10k).
+        // Fibonacci hashing (the tag times 2^32 / phi, its top bits). One way, or a hash on
+        // the low bits (`class[0] ^ 37 class[1]`), is not used: a scene's close classes then
+        // share few slots and are evaluated again and again. Here each class pair is
+        // evaluated once a pass (test `level_table_evaluates_each_class_pair_once`).
         let s = (tag.wrapping_mul(0x9E37_79B1) >> (32 - self.slots.len().trailing_zeros())) as usize & !1;
         let (first, second) = (&self.slots[s], &self.slots[s + 1]);
         let v = first.load(Relaxed);
@@ -250,7 +265,7 @@ pub(super) const ENTRY_BYTES: [f64; 4] = [25.0, 33.0, 41.0, 49.0];
 pub(super) const MEMORY_PER_BOX: f64 = 120.0;
 
 /// Candidate cost over entry cost, for the level model.
-/// PERF: tuned on the 1M 3D and 2D scenes of `benches/pairs.rs` (docs/BENCHMARKS.md).
+/// PERF: benches/pairs.rs (2D and 3D scenes at 1M boxes), where it is tuned.
 pub(super) fn cost_ratio() -> f64 {
     0.25
 }

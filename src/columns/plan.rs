@@ -1,3 +1,19 @@
+//! Plan: every box's level and column count, and the entry layout that fits them.
+//!
+//! - Input: the boxes, the config (margin, `max_columns_per_box`), the grid bounds, the
+//!   sweep axis and the scene scan's figures (densities, mean extent, bulk, size spread).
+//! - Output: the quantiser, each box's level and column count, the entries of each
+//!   [`chunk_len`] chunk and in all, and the [`Layout`] (bit widths, `qx` precision).
+//! - Cost: `O(n)` a pass, the cost model evaluated once a size-class pair
+//!   ([`LevelTable`]); a dense scene that overflows the memory cap takes up to four more
+//!   passes, each coarser.
+//! - Parallel: a rayon map over fixed chunks; each box's level depends on the box alone,
+//!   so the plan does not depend on the thread count.
+//! - Allocation: the per-box level and count arrays grow to `n` and are reused; a vector of
+//!   per-chunk results a pass.
+//! - Source: the level model and the density corrections, this crate; aligned Morton
+//!   levels, Dmytry Lavrov's Morton-order collision detection article.
+
 use super::layout::col_axes;
 use super::layout::Layout;
 use super::layout::X_BITS_LEAST;
@@ -19,13 +35,15 @@ use crate::Config;
 use rayon::prelude::*;
 
 impl<const D: usize> Columns<D> {
-    /// Chooses every box's level (in 1D every box is in the one column, level 0). `bounds` are the grid bounds (finite),
-    /// `density` the expected tests a box of a whole-scene sweep along `ax` (the density
-    /// along the sweep axis, for the cost model), over the spread of all lower bounds and
-    /// over the bulk's ([`crate::choose::AxisStats::plan_density`]), `mean_ext` the boxes' mean extent along `ax` (for the `qx`
-    /// precision), `bulk` the extent the bulk of the boxes occupies on each axis, where
-    /// known, and the share of the axis they cover (for the cost model's density), and
-    /// `spread` how far the boxes' sizes spread ([`crate::choose::AxisStats::size_spread`]).
+    /// Chooses every box's level (in 1D every box is in the one column, level 0).
+    /// `bounds` are the grid bounds (finite); `density` the expected tests a box of a
+    /// whole-scene sweep along `ax` (the density along the sweep axis, for the cost model),
+    /// over the spread of all lower bounds and over the bulk's
+    /// ([`crate::choose::AxisStats::plan_density`]); `mean_ext` the boxes' mean extent along
+    /// `ax` (for the `qx` precision); `bulk` the extent the bulk of the boxes occupies on
+    /// each axis, where known, and the share of the axis they cover (for the cost model's
+    /// density); `spread` how far the boxes' sizes spread
+    /// ([`crate::choose::AxisStats::size_spread`]).
     #[allow(clippy::too_many_arguments)]
     pub fn plan(
         &mut self,
@@ -43,10 +61,11 @@ impl<const D: usize> Columns<D> {
         let c = D as u32 - 1;
         let cols = col_axes::<D>(ax);
         // One scale on the column axes, the widest one's: a column is square in world
-        // units, whatever the world's shape. With a scale per axis, a flat world (a
-        // terrain, a game level: 700 x 26 x 700) made columns 27 times longer than wide
-        // in world units, and a triangle's column held a strip of its neighbours.
-        // The sweep axis keeps its own scale (`qx`).
+        // units, whatever the world's shape. A scale per axis is not used: in a flat world
+        // (a terrain, a game level, far wider than high) columns would be many times longer
+        // than wide in world units, and a triangle's column would hold a strip of its
+        // neighbours. The sweep axis keeps its own scale (`qx`).
+        // PERF: benches/pairs.rs (3D terrain).
         let widest = cols[..c as usize]
             .iter()
             .map(|&k| bounds.max[k] as f64 - bounds.min[k] as f64)
@@ -65,21 +84,17 @@ impl<const D: usize> Columns<D> {
         // world the boxes occupy, and its cross-section: the boxes' density is that of this
         // part. Where a few boxes far larger than the rest (a ground plane, a level's
         // bounding volume) stretch the grid beyond the bulk of the scene, the rest are
-        // denser than the whole grid's cross-section says. Only where the bulk's is under
-        // half the grid's: the model is sensitive near its choices, and 3D tiles (whose
-        // bulk is 0.8 of the grid on one axis) took a level that doubled its sweep.
-        // PERF: 200k uniform 3D boxes plus one box over twice their world made 1.57 columns
-        // a box and 16.6 candidates, and took 42.7 ms against 25.7 without it (1 thread);
-        // with the bulk's density, 1.75 columns a box and 8.1 candidates, 34.4-42.6 ms
-        // against 42.7-55.5 (three alternations).
+        // denser than the whole grid's cross-section says, and columns chosen for the
+        // whole grid's density are too coarse: more candidates a box. The bulk's
+        // cross-section is taken only where it is under half the grid's: the model is
+        // sensitive near its choices, and a scene whose bulk fills most of the grid on an
+        // axis (3D tiles: 0.8 of it) would take a level that sweeps more.
+        // PERF: benches/pairs.rs (3D tiles).
         // Boxes gathered in a few far-apart places (islands, levels, cities) cover a small
         // share of each axis: the density is that of the places (`AxisStats::covered`, 1
-        // for any other scene), on the grid's extents and the bulk's alike. PERF: 200k
-        // uniform 3D boxes in two cubes 100 of their sides apart were swept whole at 1,301
-        // tests a box, 81.7 ms at 2 threads (the column pipeline, with the whole
-        // cross-section's density, made one column a box and 1,310 candidates); now 1.59
-        // columns a box, 8.0 candidates and 14.3 ms. Four such islands: 120.6 ms (0.97x
-        // parry3d) before, 17.6 ms now.
+        // for any other scene), on the grid's extents and the bulk's alike. With the whole
+        // cross-section's density such a scene takes one column a box and is swept almost
+        // whole. PERF: benches/pairs.rs (3D levels).
         let mut world = [1.0; 2];
         let mut occupied = [1.0; 2];
         for ((w, o), &k) in world.iter_mut().zip(&mut occupied).zip(&cols[..c as usize]) {
@@ -103,10 +118,9 @@ impl<const D: usize> Columns<D> {
         // candidates' weight. `per_box` is a whole-scene sweep's tests a box, which the big
         // boxes' extents along the sweep axis inflate; the many small boxes meet fewer
         // candidates than it says (a box of extent `e` meets about the boxes within
-        // `e + mean` of it, not `2 mean`). PERF: 3D varied (sizes over two orders of
-        // magnitude, spread about 40), ratio 0.125 against 0.25, 2 threads: frame 0.955
-        // at 10k, 0.974 at 100k; 1M (1 thread) 0.988; no other scene of `scene::by_name` at
-        // 100k has a spread over 5. Not in 2D: 2D varied 100k was 0.913 but 1M 1.075.
+        // `e + mean` of it, not `2 mean`). Of the scenes of `scene::by_name` only varied
+        // spreads that far. Not in 2D: 2D varied is slower so at 1M boxes.
+        // PERF: benches/pairs.rs (3D varied, 2D varied).
         let wide = c == 2 && spread > crate::choose::SIZE_SPREAD_MAX;
         let lambda = per_box / area * cost_ratio() * if wide { 0.5 } else { 1.0 };
         let level_out = SendPtr(self.level.as_mut_ptr());
@@ -154,9 +168,9 @@ impl<const D: usize> Columns<D> {
         let mut parts = pass(&LevelModel::new(c, bits, budget, lambda, world), &table);
         // Memory: each entry takes its rows, its key and the radix scratch's slot
         // ([`ENTRY_BYTES`]). Where the model's choice makes more than a box's share of
-        // [`MEMORY_PER_BOX`] (a dense scene: ten copies of every box went to 3.6 columns a
-        // box, 175 bytes), the candidates weigh less and the plan is made again, coarser,
-        // until it fits: at `lambda = 0` every box takes its fewest columns, one.
+        // [`MEMORY_PER_BOX`] (a dense scene, as `scene::copies`: ten copies of every box),
+        // the candidates weigh less and the plan is made again, coarser, until it fits: at
+        // `lambda = 0` every box takes its fewest columns, one.
         let cap = (MEMORY_PER_BOX / ENTRY_BYTES[D.min(3)] * n as f64) as usize;
         for shrink in [0.5, 0.25, 0.0625, 0.0] {
             if parts.iter().map(|p| p.2).sum::<usize>() <= cap || lambda == 0.0 {
@@ -183,9 +197,9 @@ impl<const D: usize> Columns<D> {
         let key_bits = (c * (bits - l_min)).max(1);
         // `qx` precision: a step of at most a quarter of the mean extent along the sweep
         // axis (a coarser `qx` widens every sweep window by up to a step; a finer one costs
-        // sort passes), then as many more bits as fill the sort's last digit. PERF: at 1M
-        // uniform 3D boxes 21 `qx` bits took three 11-bit passes, 10 take two, for 8% more
-        // candidates (docs/BENCHMARKS.md).
+        // sort passes), then as many more bits as fill the sort's last digit: those cost no
+        // pass, while one bit past it costs a whole pass, more than the candidates a
+        // coarser `qx` adds. PERF: benches/pairs.rs (3D uniform).
         let span = bounds.max[ax] as f64 - bounds.min[ax] as f64;
         let want = if mean_ext > 0.0 && span > 0.0 {
             ((4.0 * span / mean_ext).log2().ceil() as u32).clamp(X_BITS_LEAST, X_BITS_MAX)

@@ -1,3 +1,19 @@
+//! Ranges: a run against the finer entries nested in its column, each pair once.
+//!
+//! - Input: a run `a..b` and its range `b..r` (a sequence of finer runs, each sorted by
+//!   `qx`), in one chunk's rows.
+//! - Output: pair keys to the chunk's sink; candidates and exact tests to its counts.
+//! - Cost: row by row ([`Walker::range`]), a window search a range row in the run's
+//!   running maximum of upper bounds (eight SIMD steps, then a galloping search:
+//!   `O(log m)`), then the window's scan; pieces of [`RANGE_PIECE`] rows that meet at most
+//!   eight run boxes test each row in one SIMD step, no search. In groups
+//!   ([`Walker::range_grouped`]), a sort of the range's representing rows, then one window
+//!   a group of up to eight.
+//! - Parallel: inside one chunk's walker; nothing shared.
+//! - Allocation: the walker's scratch (running maxima, group order, hit masks), reused.
+//! - Source: this crate (the nested ranges, the window search and the representing
+//!   entries); the scan is sweep-and-prune, P. Terdiman's box pruning.
+
 use super::walker::gallop_by;
 
 use super::layout::Entry;
@@ -21,11 +37,10 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     pub(super) fn range(&mut self, a: usize, b: usize, r: usize) {
         let cols = self.cols;
         let (e, lay) = (self.entries, self.lay);
-        // PERF: the window started at `qx(y) - reach` (the run's longest box) before: on
-        // 100k varied 3D boxes the ranges tested 5.94M rows, of which 4.09M overlap along
-        // the axis. Now the frame tests 66.2 candidates a box, not 77.3 (1M: 63.9, not
-        // 76.2); sweep at 2 threads (demo, best warm) 16.3-16.5 -> 15.7-16.0 ms at 100k,
-        // 178-184 -> 168 ms at 1M.
+        // The window starts at the first run row whose running maximum of `qxhi` reaches
+        // `qx(y)`, not at `qx(y) - reach` (the run's longest box): that would test every
+        // run row within the longest box's reach, many of them apart from `y` along the
+        // axis. PERF: benches/pairs.rs (3D varied).
         let mut ends = std::mem::take(&mut self.ends);
         ends.clear();
         let mut top = f32::NEG_INFINITY;
@@ -42,9 +57,10 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         // entry is its box's first column there, the run's own rule
         // ([`Rows::first_mask`]). Every overlapping pair has `p` in one column of the run
         // box's, and its range box an entry standing for it there: one report, no dedup.
-        // PERF: before, every entry of a range box was tested and the duplicates masked by a
-        // box test on the run box's corner (at the range entry's level): on 100k varied 3D
-        // boxes 2.53M exact hits for 1.15M pairs.
+        // Testing every entry of a range box and masking the duplicates by a box test on the
+        // run box's corner (at the range entry's level) is not used: a range box with
+        // several entries in the column meets the run box once an entry, and every such hit
+        // is an exact test. PERF: benches/pairs.rs (3D varied).
         let run_start = lay.start(e[a]);
         let mut tested = 0;
         // The range is a sequence of runs, each sorted by `qx`: within one the window's
@@ -116,13 +132,11 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     /// fail the exact test. A step's hits go to a byte, and the bytes are emitted after the
     /// group's window, eight steps a word (see [`Self::run`]).
     ///
-    /// PERF: row by row, a range row paid a window search, a scan of about three SIMD steps
-    /// whose exit and hit branches mispredict, and its emits. Grouped, the searches and
-    /// branches are a group's, at the cost of a wider window a row (3D varied 100k: 64.7
-    /// candidates a box, 56.4 row by row). 3D varied, 1 thread, demo, row by row against
-    /// grouped by a switch in one binary (p10 ratios, alternated): sweep 1.18 at 100k and
-    /// 1.17 at 10k, frame 1.10 and 1.09 (docs/BENCHMARKS.md, also for where it is not
-    /// taken).
+    /// Row by row, a range row pays a window search, a scan of about three SIMD steps whose
+    /// exit and hit branches mispredict, and its emits. Grouped, the searches and branches
+    /// are a group's, at the cost of a wider window a row (more candidates a box).
+    /// PERF: examples/demo.rs (3D varied 10k and 100k, sweep stage); where it is not taken:
+    /// [`grouped`](super::walker::grouped).
     #[inline(always)]
     pub(super) fn range_grouped<V: F8>(&mut self, a: usize, b: usize, r: usize) {
         let cols = self.cols;
@@ -207,11 +221,11 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
 /// (`lo`, `hi`, first flags `fy`; see [`Walker::range_grouped`]): one hit mask a run row
 /// into `hits` (cleared first). Returns the rows tested.
 ///
-/// PERF: the group's boxes stay in registers across the steps: six of eight lanes in 3D.
-/// As `wide::f32x8` on the AVX2 path they are twelve 128-bit halves, and the loop spilled
-/// them and its broadcasts to the stack at every step; as [`crate::kernels::simd::Avx8`] six
-/// 256-bit registers. Sweep, 1 thread, demo (p10 ratios, alternated with the build
-/// before): 3D varied 10k 0.91, 100k 0.91.
+/// The group's boxes stay in registers across the steps: six vectors of eight lanes in
+/// 3D. As `wide::f32x8` on the AVX2 path they are twelve 128-bit halves, which the loop
+/// spills to the stack with its broadcasts at every step; as
+/// [`crate::kernels::simd::Avx8`] they are six 256-bit registers.
+/// PERF: examples/demo.rs (3D varied 10k and 100k, sweep stage).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 pub(super) fn group_window<V: F8, const D: usize>(
@@ -246,7 +260,8 @@ pub(super) fn group_window<V: F8, const D: usize>(
         dst[x].write((first_pairs(fy | (fst[x] as u64 * ONES), all) & ok.bits()) as u8);
         x += 1;
     }
-    // SAFETY: the first `x` slots were written.
+    // SAFETY: `x <= n` slots were reserved above (`hits.reserve(n)` after the clear), and
+    // the first `x` written.
     unsafe { hits.set_len(x) };
     x
 }
@@ -256,11 +271,10 @@ pub(super) fn group_window<V: F8, const D: usize>(
 /// [`ADVANCE_STEPS`] steps; past those, an exponential then binary search, so that a window
 /// that jumps far (a long run under rows spread along the axis) costs a logarithm, not a
 /// step every eight rows.
-/// PERF: the search alone (branches that depend on the data at every range row) made the
-/// sweep slower. Demo, 1 thread, builds alternated run by run, median ratio of the sweep
-/// stage with the steps: 2D varied 100k 0.81, 1M 0.85, 2D mixed 100k 0.88, 3D varied 100k
-/// 0.96; 3D mixed and clustered 100k 1.00 and 1.02 (within the noise). The search after
-/// eight steps, against the steps alone: 2D varied 100k 1.00, 1M 1.02 (four steps: 1.03).
+/// The search alone is not used: its branches depend on the data at every range row, and
+/// most windows move a few rows. Eight steps, not four, before the search.
+/// PERF: examples/demo.rs (2D varied 100k and 1M, 2D mixed and 3D varied 100k; sweep
+/// stage).
 #[inline(always)]
 pub(super) fn advance_to(ends: &[f32], mut from: usize, q: f32) -> usize {
     let qv = f32x8::splat(q);

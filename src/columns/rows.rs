@@ -1,3 +1,18 @@
+//! Gather: every sorted entry's box copied into structure-of-arrays rows, and the SIMD
+//! reads of those rows the sweep is made of ([`Rows`], [`Lanes`]).
+//!
+//! - Input: the sorted entries, the boxes and the margin.
+//! - Output: the rows in entry order: each axis' `lo` and `hi` (margin applied), `qx` and
+//!   `qxh` as `f32`, and the first-column flags, one array each, [`row_stride`] apart.
+//! - Cost: `O(e)` for `e` entries: random reads of the boxes (prefetched
+//!   `PREFETCH` entries ahead), writes in order.
+//! - Parallel: a rayon map over fixed chunks; each writes its own rows.
+//! - Allocation: the rows grow to `(2 D + 2) * stride` floats and the flags to `e + 8`
+//!   bytes, reused across frames (and lent to the pair stage, see
+//!   [`Columns::spare_rows`]).
+//! - Source: the sweep-and-prune scan, P. Terdiman's box pruning ("Box pruning
+//!   revisited"); the row layout and the lane masks, this crate.
+
 use super::layout::Layout;
 
 use super::layout::col_axes;
@@ -191,15 +206,15 @@ impl<const D: usize> Rows<'_, D> {
     /// Returns the rows tested.
     ///
     /// `BATCH`: a block's hits go to a 64-row word, emitted bit by bit once the word is
-    /// full or the scan ends, for long windows (a run row's, after [`Walker::run`]'s
-    /// steps); else each block's hits are emitted at once, eight lanes written
-    /// ([`Sink::push_masked`]), for windows of a few blocks (a range row's).
+    /// full or the scan ends, for long windows (a run row's, after
+    /// [`Walker::run`](super::walker::Walker::run)'s steps); else each block's hits are
+    /// emitted at once, eight lanes written ([`Sink::push_masked`]), for windows of a few
+    /// blocks (a range row's).
     ///
-    /// PERF: eight rows a step with `wide::f32x8`, reading past `to` (masked) while the
-    /// arrays last; the `qx` mask is a prefix because `qx` ascends. Batched, against a
-    /// block at a time, 1 thread (p10 ratios, same binary): sweep 3D varied 100k 0.97,
-    /// 10k 0.96 (run rows); range rows were slower so (2D varied 100k 1.05), and keep
-    /// the block at a time.
+    /// Eight rows a step with `wide::f32x8`, reading past `to` (masked) while the arrays
+    /// last; the `qx` mask is a prefix because `qx` ascends. `BATCH` is for run rows only:
+    /// it is faster on their long windows and slower on range rows' short ones.
+    /// PERF: examples/demo.rs (3D varied and 2D varied, 10k and 100k, sweep stage).
     #[inline(always)]
     pub(super) fn scan<const BATCH: bool>(
         &self,
@@ -226,7 +241,7 @@ impl<const D: usize> Rows<'_, D> {
             let live = if to - j >= 8 { 0xff } else { (1u32 << (to - j)) - 1 };
             let in_x = xs.simd_le(f32x8::splat(qh)).to_bitmask() & live;
             // A prefix (`qx` ascends): its length is a trailing-zero count (PERF: baseline
-            // x86_64 has no popcnt instruction; `count_ones` is a dozen).
+            // x86_64 has no popcnt instruction; `count_ones` is a dozen instructions).
             tested += (!in_x).trailing_zeros() as usize;
             let m = in_x & crate::algorithms::sap::overlap_mask8(&self.lo, &self.hi, j, bx, 0);
             if !BATCH {
@@ -261,7 +276,8 @@ impl<const D: usize> Rows<'_, D> {
     }
 
     /// The lanes of rows `j..j + 8` (bit 0 is row `j`) whose first-column flags complete
-    /// `fi` on every column axis: the pairs a run owns (see [`Walker::run`]).
+    /// `fi` on every column axis: the pairs a run owns (see
+    /// [`Walker::run`](super::walker::Walker::run)).
     /// PERF: a mask before the emit loop, not a test after each hit (a mispredicted branch
     /// per duplicate hit).
     #[inline(always)]

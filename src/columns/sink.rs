@@ -1,24 +1,36 @@
+//! Pair sink: where a sweep chunk's pair keys go, first into idle memory, then into the
+//! shared spill that becomes the output.
+//!
+//! - Input: pair keys pushed by the chunk's walker, one at a time or eight lanes at once.
+//! - Output: a [`ChunkKeys`]: the keys in the chunk's share of the pool, its blocks in the
+//!   spill, and the counts of all of them by fine bucket for the pair stage.
+//! - Cost: `O(1)` a key; a lock a block of up to [`SPILL_BLOCK`] keys.
+//! - Parallel: one sink a chunk; the spill is shared under a mutex and appended a block
+//!   at a time, so the lock is taken rarely.
+//! - Allocation: a block a chunk ([`block_keys`]) and the bucket counts; the spill grows by
+//!   an eighth ([`grow`]).
+//! - Source: this crate.
+
 use std::sync::Mutex;
 
 /// Keys a chunk gathers before it appends them to the shared spill under its lock, at
-/// most. PERF (memory): the spill is the output vector, so the keys take no memory of
-/// their own; before, each chunk kept blocks of 32k keys, and at 1M varied 3D boxes the
-/// keys were 71 bytes a box.
+/// most. The spill is the output vector, so the keys take no memory of their own beyond
+/// the blocks, which stay small. PERF (memory): examples/demo.rs (3D varied 1M, memory a
+/// box).
 pub(crate) const SPILL_BLOCK: usize = 1 << 12;
 
 /// The block a sweep chunk of `entries` entries gathers its keys in: a quarter of a key an
-/// entry, from 256 to [`SPILL_BLOCK`] keys. Every chunk running at once holds one, so
-/// at a fixed size a small scene on many cores held a block a core: 3D varied 10k on
-/// 16 cores (ten chunks of 2,048 entries) took 142.8 bytes a box, 113.7 on 2.
+/// entry, from 256 to [`SPILL_BLOCK`] keys. Every chunk running at once holds one, so a
+/// fixed size would make a small scene on many cores hold a full block a core.
+/// PERF (memory): examples/demo.rs (3D varied 10k, 16 threads, memory a box).
 pub(super) fn block_keys(entries: usize) -> usize {
     (entries / 4).clamp(256, SPILL_BLOCK)
 }
 
 /// Makes room for `more` keys in the spill, growing it by an eighth, not doubling: the
-/// spill becomes the output, and its unused capacity is working memory (at 1M varied 3D
-/// boxes, doubling left 44 bytes a box unused). On the first frame this copies the keys
-/// about eight times where the allocator cannot grow in place; later frames reuse the
-/// output's capacity.
+/// spill becomes the output, and its unused capacity is working memory (doubling can
+/// leave half of it unused). On the first frame this copies the keys about eight times
+/// where the allocator cannot grow in place; later frames reuse the output's capacity.
 pub(crate) fn grow(spill: &mut Vec<[u32; 2]>, more: usize) {
     if spill.capacity() - spill.len() < more {
         spill.reserve_exact(more.max(spill.len() / 8).max(SPILL_BLOCK));
@@ -26,10 +38,9 @@ pub(crate) fn grow(spill: &mut Vec<[u32; 2]>, more: usize) {
 }
 
 /// Where a chunk's pair keys go: a fixed slice first, then, a block at a time, the shared
-/// spill.
-/// PERF (memory): the slice is the radix scratch, idle during the sweep, so pairs up to
-/// one per entry cost no memory of their own (1M clustered 3D: 138 to under 128 bytes a
-/// box, docs/BENCHMARKS.md).
+/// spill. The slice is the radix scratch, idle during the sweep, so pairs up to one per entry
+/// cost no memory of their own. PERF (memory): examples/demo.rs (3D clustered 1M, memory
+/// a box).
 pub(super) struct Sink<'a> {
     pub(super) buf: &'a mut [u64],
     pub(super) len: usize,
@@ -102,13 +113,12 @@ impl<'a> Sink<'a> {
     /// The keys `key(l)` of the lanes `l` set in `m` (bits 0 to 7), in lane order.
     /// `key` may be called for every lane 0 to 7, set or not.
     ///
-    /// PERF: a loop over the set bits ends where the mask says, unpredictably (a mask has
-    /// 0 to 8 hits); here every lane's key is written to the next free slot and the count
-    /// advances by the lane's bit, so there is no branch but the room check. Demo, 1
-    /// thread, against the bit loop (medians of p10 ratios, alternated): sweep 3D varied
-    /// 100k 0.93-0.95, 10k 0.93, clustered 10k 0.98, 100k and 1M 1.01, uniform 1M 1.00;
-    /// 2D varied 100k 0.93. A single hit taken by `push` instead (a branch on the mask)
-    /// made the sweep 1.04x slower on varied and clustered 100k (same binary).
+    /// A loop over the set bits is not used: it ends where the mask says, unpredictably (a
+    /// mask has 0 to 8 hits). Here every lane's key is written to the next free slot and
+    /// the count advances by the lane's bit, so there is no branch but the room check. Nor
+    /// is a single hit taken by `push` (a branch on the mask): slower on the varied and
+    /// clustered scenes. PERF: examples/demo.rs (3D varied and clustered, 2D varied; sweep
+    /// stage).
     #[inline(always)]
     pub(super) fn push_masked(&mut self, m: u32, key: impl Fn(usize) -> u64) {
         // Eight free slots: in the buffer, else in the block (flushed if short of them).

@@ -1,3 +1,21 @@
+//! Sweep driver: the gathered entries cut into chunks at run boundaries, each chunk
+//! walked into pair keys.
+//!
+//! - Input: the sorted, gathered entries, `Config::crowded_threshold`, the refinement
+//!   (`Refine::Sweep` or `Refine::Rdc`), the pool (idle memory for keys) and the spill.
+//! - Output: the sweep's counts ([`SweepCounts`]) and, a chunk, where its keys went
+//!   ([`ChunkKeys`]).
+//! - Cost: `O(e + candidates)` for `e` entries, plus a window search a range row; the
+//!   walk itself is in [`walker`](super::walker) and [`ranges`](super::ranges).
+//! - Parallel: a rayon map over up to sixteen chunks a thread. The chunk count depends on
+//!   the thread count, but every run is walked whole by one chunk (bounds move forward to a
+//!   run boundary), so the counts and the keys, once sorted, do not.
+//! - Allocation: the chunk bounds and pool shares, and a chunk's walker scratch and sink
+//!   block; the keys go to the pool and the spill, not to memory of their own.
+//! - Source: sweep-and-prune, P. Terdiman's box pruning; RDC, Rabin, "Recursive
+//!   Dimensional Clustering: A Fast Algorithm for Collision Detection" (Game Programming
+//!   Gems 2); the chunking, this crate.
+
 use super::walker::SweepCounts;
 
 use super::layout::Entry;
@@ -15,8 +33,8 @@ impl<const D: usize> Columns<D> {
     /// Sweeps the sorted, gathered `entries` into pair keys. Chunk `c` writes its keys
     /// into its share of `pool` (idle memory, e.g. the radix scratch: as many keys as the
     /// chunk has entries times `pool.len() / entries.len()`) and, past that, appends them
-    /// to `spill` (their bit patterns, `bytemuck::cast_slice`) a block at a time. Returns the counts and,
-    /// per chunk, the `(start, len)` of the keys it left in `pool`.
+    /// to `spill` (their bit patterns, `bytemuck::cast_slice`) a block at a time. Returns
+    /// the counts and, per chunk, the `(start, len)` of the keys it left in `pool`.
     pub fn sweep<T: Entry>(
         &self,
         entries: &[T],
@@ -29,9 +47,9 @@ impl<const D: usize> Columns<D> {
         let n = entries.len();
         let lay = self.layout;
         // Many chunks, also at small n: a run's range is swept by the chunk holding the
-        // run, so a few long planks over a small scene made one chunk do most of the work.
-        // PERF: 10k + 1000 mixed 3D, 2 threads: sweep 1.1 -> 0.8 ms (8192 entries a chunk
-        // before; 1024 and 4096 measured too).
+        // run, so with few chunks a few long planks over a small scene make one chunk do
+        // most of the work. 2,048 entries a chunk does best of 1,024 to 8,192.
+        // PERF: examples/demo.rs (3D mixed 10k, 2 threads, sweep stage).
         let chunks = (n / 2048).clamp(1, rayon::current_num_threads() * 16);
         let mut bounds: Vec<usize> = (0..=chunks).map(|c| n * c / chunks).collect();
         for b in bounds.iter_mut().take(chunks).skip(1) {

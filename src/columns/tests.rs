@@ -1,3 +1,6 @@
+//! Unit tests of the column stages: the sink, the key layout, the level model and its
+//! table, the row strides, the window search and the ownership masks.
+
 use super::layout::col_code;
 use super::layout::shr32;
 use super::levels::class_max;
@@ -95,8 +98,8 @@ fn full(bits: u32) -> [f64; 2] {
 /// Boxes on one plane (a 2D scene laid out in 3D: `z = 0` for all, swept along `x`, so
 /// the columns are over `y` and `z`): a column's cross-section inside the world is a
 /// strip `2^l` by one unit, not a square, and a unit square keeps one or two columns.
-/// Taken as squares, the candidates seemed to grow as `4^l` and the same box went to
-/// many fine columns (19 a box at 200k boxes).
+/// Taken as squares, the candidates would seem to grow as `4^l` and the same box would go
+/// to many fine columns.
 #[test]
 fn flat_world_keeps_columns_coarse() {
     // 200k unit squares over 894 x 894 world units, 21 bits: a square is 2,345 grid
@@ -242,8 +245,8 @@ fn level_table_forgets_between_passes() {
 
 /// A scene's class pairs are close (sizes within a few octaves; 256 to 576 pairs
 /// here): each is evaluated once a pass, in the tables sized for 10k and 100k boxes
-/// (1,024 and 8,192 slots). With the old hash (low bits, one way) this failed (1,639
-/// evaluations for 576 pairs), and with this hash in one way (1,025 for 256).
+/// (1,024 and 8,192 slots). A hash on the low bits, or this hash in one way, evaluates
+/// some pairs more than once and fails here.
 #[test]
 fn level_table_evaluates_each_class_pair_once() {
     let model = LevelModel::new(2, 21, 64, 1e-9, full(21));

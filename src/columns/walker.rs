@@ -1,3 +1,20 @@
+//! Runs: one chunk's walk over its runs. A run is swept against itself by
+//! sweep-and-prune, and its range handed to [`ranges`](super::ranges); a crowded run goes
+//! to RDC with its range's boxes instead.
+//!
+//! - Input: one chunk's rows and entries (`from..to`, starting at run boundaries).
+//! - Output: pair keys to the chunk's [`Sink`], each pair once; the chunk's
+//!   [`SweepCounts`].
+//! - Cost: a run of `m` rows, `O(m + candidates)`, eight rows a SIMD step; the ends of a
+//!   run and of its range by galloping search, logarithmic in their lengths; a crowded
+//!   run, RDC's cost over its run and range boxes.
+//! - Parallel: one walker a chunk, nothing shared but the sink's spill.
+//! - Allocation: the walker's scratch (range boxes for RDC, running maxima, group order and
+//!   hit masks), grown on use and reused across the chunk's runs.
+//! - Source: sweep-and-prune, P. Terdiman's box pruning ("Box pruning revisited" for the
+//!   SIMD scan); RDC, Rabin, "Recursive Dimensional Clustering: A Fast Algorithm for
+//!   Collision Detection" (Game Programming Gems 2); the ownership masks, this crate.
+
 use super::layout::Entry;
 use super::layout::Layout;
 use super::rows::first_pairs;
@@ -78,18 +95,17 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     /// end along `ax`) reaches that far. A lane leaves at its first row past its end (`qx`
     /// ascends), so the steps are the longest window of the eight. After [`RUN_STEPS`]
     /// steps the lanes still in go on one row at a time ([`Rows::scan`]): one long box
-    /// among short ones does not make the other seven lanes wait. PERF: one row at a time,
-    /// a sparse run (two or three rows a window) paid a call, a mask and a mispredicted
-    /// exit a row. Sweep, demo best warm frame, 2 threads, alternating with the build
-    /// before: 2D uniform 1M 17.8-18.0 -> 12.4 ms, 3D uniform 1M 32.9-33.1 -> 26.4-28.0,
-    /// 100k 2.91-2.93 -> 2.08, 3D mixed 1M 52.1-54.1 -> 45.4-46.0; 3D tiles 100k (dense
-    /// runs) 9.05-9.06 -> 9.3-9.9. `RUN_STEPS` 8 or 32 measured the same as 16.
+    /// among short ones does not make the other seven lanes wait. One row at a time is not
+    /// used: a sparse run (two or three rows a window) would pay a call, a mask and a
+    /// mispredicted exit a row; only dense runs (3D tiles) are slightly faster that way.
+    /// `RUN_STEPS` of 8 or 32 do no better than 16. PERF: examples/demo.rs (2D and 3D
+    /// uniform, 3D mixed and tiles; sweep stage).
     ///
     /// A step's hit mask goes to a byte; after the steps the bytes are read eight a word
-    /// and each set bit emitted (bit `t`: lane `t % 8`, offset `t / 8 + 1`). PERF: a
-    /// branch on every step's mask, then an emit of all eight lanes, mispredicted where
-    /// hits come now and then; the words' loops end once per eight steps. Sweep, 1 thread,
-    /// demo (p10 ratios, alternated): 3D uniform 1M 0.87, 3D varied 100k 0.91, 10k 0.91.
+    /// and each set bit emitted (bit `t`: lane `t % 8`, offset `t / 8 + 1`). A branch on
+    /// every step's mask, then an emit of all eight lanes, is not used: it mispredicts
+    /// where hits come now and then, while the words' loops end once per eight steps.
+    /// PERF: examples/demo.rs (3D uniform 1M, 3D varied 10k and 100k; sweep stage).
     #[inline(always)]
     pub(super) fn run(&mut self, a: usize, b: usize) {
         let cols = self.cols;
@@ -238,8 +254,8 @@ impl SweepCounts {
 /// - A denser one is a crowd under a few long boxes (planks), where the row-by-row path's
 ///   pieces test each range row against the few run boxes meeting its piece
 ///   ([`Rows::lanes_meeting`]).
-/// - In 2D grouping was slower: 2D varied 100k sweep 1.02, 2D mixed 100k 1.16 (1 thread;
-///   docs/BENCHMARKS.md).
+/// - Not in 2D: grouping is slower there. PERF: examples/demo.rs (2D varied and 2D mixed
+///   100k, sweep stage).
 #[inline(always)]
 pub(super) fn grouped<const D: usize>(m: usize, rr: usize) -> bool {
     D == 3 && rr >= 16 && 3 * rr >= m && rr <= 4 * m

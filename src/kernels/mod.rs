@@ -1,6 +1,7 @@
 //! Kernels: the hot building blocks the stages are made of. They know boxes and keys,
 //! never an algorithm or a stage: every dependency of this module points down to
-//! `crate::aabb` or to another kernel.
+//! `crate::aabb` or to another kernel. Each file opens with its own header (input,
+//! output, cost, threads, allocation, source).
 //!
 //! - [`morton`]: Morton codes by lookup-table bit interlacing, and the grid quantiser.
 //! - [`radix_sort`]: stable LSD radix sort of integer keys, sequential or parallel.

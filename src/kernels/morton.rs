@@ -3,18 +3,25 @@
 //!
 //! - Input: per-axis grid coordinates (`u32`, [`grid_bits`] bits per axis). Output: the code
 //!   with the axes' bits interlaced as `...zyxzyx` (x in bit 0), 64 bits at most.
-//! - Method: the seed's table (`../shared/seeds/morton-order-collision-detection.txt`)
-//!   spreads 11 bits per lookup; ours spreads 8 bits per lookup with one 256-entry table
-//!   per dimension, built at compile time by a `const fn` (no initialiser object, no
-//!   static-init order). Builds for a BMI2 target use `pdep` instead (see [`encode`]), and
-//!   so does the cell stage on the runtime AVX2 path where `pdep` is fast.
-//!   `encode_magic` (shift-and-mask) and `encode_bmi2` (`pdep`, checked at run time) are
-//!   kept for the benchmark that chose: `benches/kernels.rs`, `docs/BENCHMARKS.md`.
 //! - Grid: 21 bits per axis in 3D (63-bit codes), 32 in 2D (64-bit codes), 32 in 1D.
-//! - The seed masks coordinates with `& 2047` and clamps only the box corners, which wraps
-//!   a coordinate past the grid onto the far side; here every float is clamped onto the
-//!   grid by [`Quantizer`] (monotone, so closed overlaps survive quantisation) and a box
-//!   outside the grid lands on the border cells, where the exact test still decides.
+//! - Cost: O(1) a code: one table lookup a byte of each coordinate (three in 3D, four in
+//!   2D), or one `pdep` an axis.
+//! - Parallel: no; pure functions, called from inside the parallel stages.
+//! - Allocation: none. The tables are statics, one of 256 entries a dimension, built at
+//!   compile time by a `const fn` (no initialiser object, no static-init order).
+//! - Method: 8 bits spread per lookup (the article's table spreads 11). Builds for a BMI2
+//!   target use `pdep` instead (see [`encode`]), and so does the column pipeline's entry
+//!   write on the run-time AVX2 path where `pdep` is fast
+//!   (`crate::kernels::simd::pdep`). `encode_magic` (shift-and-mask) and `encode_bmi2`
+//!   (`pdep`, checked at run time) are kept for the benchmark that compares them.
+//!   PERF: `benches/kernels.rs` (morton).
+//! - Clamping: the article masks coordinates with `& 2047` and clamps only the box corners,
+//!   which wraps a coordinate past the grid onto the far side; here every float is clamped
+//!   onto the grid by [`Quantizer`] (monotone, so closed overlaps survive quantisation) and
+//!   a box outside the grid lands on the border grid cells, where the exact test still
+//!   decides.
+//! - Source: Dmytry Lavrov's article on collision detection in Morton order (the
+//!   table-driven interlacing); the quantiser's clamping is this crate's.
 
 /// Grid bits per axis for dimension `D` (3D: 21, 2D: 32, 1D: 32).
 pub const fn grid_bits(d: usize) -> u32 {
@@ -59,12 +66,13 @@ fn spread(v: u32, d: usize) -> u64 {
 /// bits); higher bits are ignored.
 ///
 /// Lookup tables, or BMI2 `pdep` when the crate is compiled for a target with BMI2
-/// (`-C target-cpu=...`). PERF: `benches/kernels.rs` measured `pdep` 3.8x (3D) and 5.6x (2D)
-/// faster than the tables on an AMD EPYC (Zen), but only when the feature is known at
-/// compile time: a runtime check per call kept 1.5x. So this function keeps the portable
-/// tables in default builds; the cell stage, whose loop runs compiled for BMI2 on the AVX2
-/// path, calls `pdep_encode` there where `isa::pdep()` allows. Note that `pdep` is
-/// microcoded and slow on AMD before Zen 3.
+/// (`-C target-cpu=...`). `pdep` is several times faster than the tables only where the
+/// feature is known at compile time; a run-time check per call loses most of that.
+/// PERF: `benches/kernels.rs` (morton: `lut`, `bmi2`, `bmi2_hoisted`). So this function
+/// keeps the portable tables in default builds; the entry write, whose loop runs compiled
+/// for BMI2 on the AVX2 path, calls `pdep_encode` there where
+/// `crate::kernels::simd::pdep` allows. `pdep` is microcoded and slow on AMD before
+/// Zen 3.
 #[inline(always)]
 pub fn encode<const D: usize>(q: [u32; D]) -> u64 {
     #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
@@ -200,9 +208,10 @@ pub(crate) unsafe fn pdep_encode<const D: usize>(q: [u32; D]) -> u64 {
 ///
 /// `q(x) = clamp(floor((x - lo) * scale), 0, 2^bits - 1)`, computed in f64 so that bounds
 /// as wide as `-3e38..3e38` neither overflow nor lose the order of distinct coordinates'
-/// cells. Every step is monotone non-decreasing in `x`, so `a <= b` implies
+/// grid cells. Every step is monotone non-decreasing in `x`, so `a <= b` implies
 /// `q(a) <= q(b)`: two boxes that overlap (closed) have quantised boxes that overlap, and
-/// the cell sweep never misses a pair. Points outside the bounds clamp to the border cell.
+/// the column sweep never misses a pair. Points outside the bounds clamp to the border
+/// grid cell.
 #[derive(Clone, Copy, Debug)]
 pub struct Quantizer<const D: usize> {
     lo: [f64; D],
@@ -220,7 +229,7 @@ impl<const D: usize> Quantizer<D> {
             let (l, h) = (lo[k] as f64, hi[k] as f64);
             q.lo[k] = l;
             let ext = h - l;
-            // A zero extent maps everything to cell 0; otherwise `hi` maps to the last cell.
+            // A zero extent maps everything to grid cell 0; otherwise `hi` maps to the last.
             q.scale[k] = if ext > 0.0 { cells / ext } else { 0.0 };
         }
         q
@@ -234,7 +243,8 @@ impl<const D: usize> Quantizer<D> {
         // truncation is floor. PERF: written as compares, the clamps are one `maxsd` and
         // one `minsd` (`f64::max` adds NaN fix-ups), and the unchecked conversion is one
         // `cvttsd2si` (`as u32` adds saturation fix-ups); `f64::floor` is a libm call on
-        // baseline x86_64 (no SSE4.1). This function was 6% of a 1M uniform 3D frame.
+        // baseline x86_64 (no SSE4.1). It runs for every coordinate of every box's corners:
+        // `benches/pairs.rs` (3D uniform 1M).
         let t = if t > 0.0 { t } else { 0.0 };
         let t = if t < self.max { t } else { self.max };
         // SAFETY: `t` lies in `0..=max` with `max < 2^32`: finite and within i64's range.

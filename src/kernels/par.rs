@@ -6,6 +6,10 @@
 //!   for any thread count.
 //! - Allocation: [`grow_to`] grows a kept buffer exactly and never shrinks it, so steady
 //!   frames of similar size allocate nothing.
+//! - Cost: O(1) but for [`grow_to`], which zero-fills only the slots it adds.
+//! - Parallel: no threads of its own; [`SendPtr`] is how the parallel stages share one
+//!   output buffer.
+//! - Source: this crate.
 
 /// Boxes (or entries) a parallel work item holds at the most.
 const CHUNK: usize = 4096;
@@ -14,8 +18,8 @@ const CHUNK: usize = 4096;
 const CHUNK_MIN: usize = 512;
 
 /// Boxes (or entries) a parallel work item of a pass over `n` holds: about a 64th of
-/// them, within [`CHUNK_MIN`]..=[`CHUNK`], so that a 10k-box pass still makes a dozen work
-/// items for the threads to share. A function of `n` alone, not of the pool: the scan
+/// them, within [`CHUNK_MIN`]..=[`CHUNK`], so that a 10k-box pass still makes about twenty
+/// work items for the threads to share. A function of `n` alone, not of the pool: the scan
 /// combines its sums chunk by chunk, and the plan (so the `Stats` counts) must not depend
 /// on the thread count.
 pub(crate) fn chunk_len(n: usize) -> usize {
@@ -64,8 +68,8 @@ pub(crate) fn grow_to<T: Copy + bytemuck::Zeroable>(v: &mut Vec<T>, n: usize) {
 }
 
 /// Rows ahead whose boxes the gathers prefetch: they read the input at random (entries
-/// are in column order, the input in the caller's). PERF: `benches/pairs.rs`, the gather
-/// is most of the sweep stage's time at 1M boxes without it.
+/// are in column order, the input in the caller's), and without the hint the gather is
+/// most of the sweep stage's time at a million boxes. PERF: `benches/pairs.rs` (1M).
 pub(crate) const PREFETCH: usize = 16;
 
 /// Hints the cache lines of `b` into L1 (a no-op off x86_64).

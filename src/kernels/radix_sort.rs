@@ -1,25 +1,30 @@
 //! LSD radix sort of integer keys, sequential or parallel (rayon), one kernel for both.
 //!
-//! - Method: least-significant-digit first, 11-bit digits (8-bit from 2^19 records on),
-//!   over a caller-chosen bit range of the key (bits below the range are payload and are
-//!   not sorted on; bits above are expected to be zero or are sorted on if inside the
-//!   range).
+//! - Input: `u32`, `u64` or `u128` records and the range of their bits to sort on (bits
+//!   below the range are payload and are not sorted on; bits above are expected to be zero
+//!   or are sorted on if inside the range). Output: the records in `data`, ordered by those
+//!   bits.
+//! - Method: least-significant-digit first, 11-bit digits (8-bit from 2^19 records on, see
+//!   [`digit_bits`]); below 256 records a stable comparison sort of the masked key.
 //! - Stable: yes (so sorting `(key, payload)` records by the key bits keeps payload order
 //!   among equal keys, which is what makes the pipeline's output independent of threads).
-//! - Digits that are constant across the input are skipped: each pass counts its digit
-//!   first, and a digit whose histogram has a single non-empty bucket moves nothing. Keys
-//!   of clustered scenes or coarse cells often vary in only two or three bytes. (An earlier
-//!   version counted every digit in one extra pass up front; the pass's own count does it
-//!   without reading the keys once more.)
+//! - Cost: O(n) a pass, one pass a digit of the range. Digits that are constant across the
+//!   input are skipped: each pass counts its digit first, and a digit whose histogram has a
+//!   single non-empty bucket moves nothing. Keys of clustered scenes or coarse columns often
+//!   vary in only two or three bytes. The digits are not all counted in one pass up front:
+//!   each pass's own count finds a constant digit without reading the keys once more.
 //! - Not in place: ping-pongs between `data` and a caller-owned `scratch` (grown, never
 //!   shrunk), and leaves the result in `data`.
 //! - Parallel: the input is cut into chunks; each chunk counts its digit, a prefix over
 //!   (bucket, chunk) gives every chunk its own write ranges, and chunks scatter
 //!   concurrently into disjoint places. The result is the unique stable order, so it is the
 //!   same for any chunking and thread count.
-//! - Allocates: only `scratch` (n records) and per-chunk histograms.
+//! - Allocation: only `scratch` (n records) and per-chunk histograms and cursors.
+//! - Source: the textbook LSD counting sort; the drivers and the constant-digit skip are
+//!   this crate's.
 //!
-//! PERF: measured against `sort_unstable` and `rdst` in `benches/kernels.rs`.
+//! PERF: `benches/kernels.rs` (radix group, against `sort_unstable`, `rdst` and
+//! `voracious_radix_sort`).
 
 use crate::kernels::par::grow_to;
 use crate::kernels::par::SendPtr;
@@ -48,14 +53,13 @@ macro_rules! radix_key {
 }
 radix_key!(u32, u64, u128);
 
-/// Below this many records the sequential driver is used (the parallel one would spend
-/// more on task setup than it saves). PERF: 3D varied 10k boxes (22.7k entries), 2
-/// threads, demo, p10 against 32k records (one chunk): sort stage 0.60-0.82x (two runs of
-/// pairs), uniform 0.67x. [`MIN_PER_BUCKET`] went from 8 to 4 with it, so that 22.7k
-/// records make two chunks.
+/// Below this many records one chunk, sorted without tasks (the parallel driver would
+/// spend more on task setup than it saves). Low enough, with [`MIN_PER_BUCKET`] at 4, that
+/// the 22.7k entries of 3D varied 10k boxes make two chunks on two threads.
+/// PERF: `benches/pairs.rs` (3D varied and uniform 10k, 2 threads).
 const PAR_MIN: usize = 1 << 13;
-/// On one thread, below this many records one chunk (two chunks on one thread sorted the
-/// 22.7k entries 1.10x slower).
+/// On one thread, below this many records one chunk: two chunks on one thread only add a
+/// histogram and a prefix. PERF: `benches/pairs.rs` (3D varied 10k, 1 thread).
 const SEQ_ONE_THREAD: usize = 1 << 15;
 /// Below this many records a comparison sort of the whole value is used instead.
 const SMALL: usize = 256;
@@ -68,11 +72,11 @@ pub const NARROW_DIGIT: u32 = 8;
 pub const NARROW_MIN: usize = 1 << 19;
 
 /// The digit width a sort of `n` records uses: [`DIGIT`], or [`NARROW_DIGIT`] from
-/// [`NARROW_MIN`] records on. PERF: a scatter into 2^11 buckets of a buffer of more than
-/// 2^11 pages misses the TLB on most writes; 2^8 buckets stay in it. Sorting the entries of
-/// 1M uniform boxes (1 thread, demo, best of 8 frames): 2D 13.2-15.3 ms in two 11-bit passes,
-/// 8.6-9.2 ms in three 8-bit ones; 3D 20.1-20.5 and 14.5-14.8 ms. At 100k boxes (200k
-/// entries) the 11-bit passes were faster (1.2-1.3 ms against 1.1-1.8).
+/// [`NARROW_MIN`] records on. A scatter into 2^11 buckets of a buffer of more than 2^11
+/// pages misses the TLB on most writes; 2^8 buckets stay in it, so from there three 8-bit
+/// passes beat two 11-bit ones, and below it the fewer passes win.
+/// PERF: `benches/kernels.rs` (radix, 100k against 1M) and `benches/pairs.rs` (2D and 3D
+/// uniform 100k and 1M, 1 thread).
 pub fn digit_bits(n: usize) -> u32 {
     if n >= NARROW_MIN {
         NARROW_DIGIT
@@ -103,19 +107,18 @@ fn sort_in_chunks<T: RadixKey>(data: &mut Vec<T>, scratch: &mut Vec<T>, bits: Ra
 
 /// Records a chunk of the parallel driver holds at the least, per bucket of its digit: a
 /// chunk's fixed work (its histogram and its share of the offsets) is one step a bucket.
-/// PERF: with one chunk per 4 threads' worth of the pool whatever `n` (64 at 16 threads),
-/// sorting the 127k entries of 2D uniform 100k boxes took 1.47 ms at 16 threads against
-/// 0.33 at 2 (on 2 cores, demo best): 64 histograms of 2^11 buckets, 1 MB of offsets
-/// allocated each pass and a prefix that strode across them.
+/// A chunk count from the pool alone (four a thread whatever `n`) is not used: on a big
+/// pool a small input pays for dozens of histograms of 2^11 buckets, their offsets and a
+/// prefix that strides across them. PERF: `benches/pairs.rs` (2D uniform 100k, all
+/// threads).
 const MIN_PER_BUCKET: usize = 4;
 
 /// The chunks the parallel driver cuts `n` records into, with `digit`-bit digits: one below
 /// [`PAR_MIN`] records (or [`SEQ_ONE_THREAD`] on one thread); else as many as
 /// [`MIN_PER_BUCKET`] allows, up to four a thread,
 /// and a whole number a thread where there are enough for every thread, so that no
-/// thread sorts a chunk more than the others. PERF: in one alternation 7 chunks on 2
-/// threads sorted 127k entries in 0.44 ms and 8 chunks in 0.32 (demo best), but a sweep
-/// of 2 to 16 chunks on the loaded machine later was all within its noise (0.47-0.60).
+/// thread sorts a chunk more than the others. PERF: `benches/kernels.rs` (radix,
+/// `ours/t{all}`).
 fn chunk_count(n: usize, digit: u32) -> usize {
     let threads = rayon::current_num_threads().max(1);
     if n < PAR_MIN || threads == 1 && n < SEQ_ONE_THREAD {

@@ -1,29 +1,35 @@
-//! Runtime choice of the instruction set for the hot loops.
+//! Run-time choice of the instruction set for the hot loops.
 //!
 //! The crate is built for the target's baseline (x86-64: SSE2, no `popcnt`, `lzcnt`, BMI
 //! or AVX), as a library from crates.io is. [`fast`] runs a closure inside a function
 //! compiled for AVX2, BMI1/2, LZCNT and POPCNT when the CPU has them (`std` checks once and
 //! caches the answer), so the loop inlined into it uses them: VEX encodings, BMI shifts and
 //! single-instruction bit counts, and `pdep` for Morton codes where it is fast ([`pdep`]).
-//! Elsewhere it calls the closure as it is. `wide` picks its representation at compile
-//! time, so `wide::f32x8` stays two 128-bit halves on this path too. PERF: the sweep's
-//! compares written with 256-bit intrinsics instead were no faster (1M uniform 3D sweep
-//! 66.7-72.0 against 66.9-73.5 ms, 100k varied 32.7-32.9 against 31.8-31.9 ms, 1 thread),
-//! so they stay on `wide`, with one exception: a loop that holds six vectors of eight
-//! lanes across its steps (twelve halves, besides a step's broadcasts) ran short of
-//! registers in halves. [`F8`] names the lanes, and
-//! [`fast_lanes`] runs a body generic over them with [`Avx8`] (256-bit) on the AVX2 path
-//! and `wide::f32x8` elsewhere; `columns::group_window` is that body (the 3D range groups:
-//! sweep 0.91 at 3D varied 10k and 100k, 1 thread; the same for a run row's window scan:
-//! 0.98-1.00 in 3D and 1.02 in 2D, so not there).
+//! Elsewhere it calls the closure as it is.
+//!
+//! - Input: a closure (or a body generic over [`F8`]). Output: its result, the same on
+//!   either path.
+//! - Cost: a cached feature check a call; [`pdep`] adds one relaxed atomic load.
+//! - Parallel: no threads of its own; each parallel stage's per-chunk closure goes through
+//!   [`fast`], so the whole frame gains the encodings and bit counts. PERF:
+//!   `benches/pairs.rs` (2D and 3D uniform 1M, 2 threads).
+//! - Allocation: none.
+//! - Source: this crate.
+//!
+//! `wide` picks its representation at compile time, so `wide::f32x8` stays two 128-bit
+//! halves on the AVX2 path too. The sweeps' compares are not written with 256-bit
+//! intrinsics throughout: they are no faster there (PERF: `benches/pairs.rs`, 3D uniform 1M
+//! and 3D varied 100k, 1 thread). The one exception is a loop that holds six vectors of
+//! eight lanes across its steps (twelve halves, besides a step's broadcasts), which runs
+//! short of registers in halves: [`F8`] names the lanes, and [`fast_lanes`] runs a body
+//! generic over them with [`Avx8`] (256-bit) on the AVX2 path and `wide::f32x8` elsewhere.
+//! `columns::ranges::group_window` (the 3D range groups) is that body (PERF:
+//! `benches/pairs.rs`, 3D varied 10k and 100k, 1 thread). A run row's window scan gains
+//! nothing from it, so it stays on `wide`.
 //!
 //! Results do not change: no fused multiply-add is formed (Rust never contracts
 //! `a * b + c`), and every operation is the same IEEE or integer one. The tests check the
 //! two paths against each other (`tests::both_paths_agree`).
-//!
-//! PERF: each parallel stage's per-chunk closure goes through [`fast`]. Demo, 2 threads, 5
-//! alternating runs: 1M uniform 3D 94.7-100.9 -> 88.8-95.1 ms a frame, 2D 44.0-55.6 ->
-//! 40.5-53.7 ms (docs/BENCHMARKS.md).
 
 /// Runs `f`, compiled for the best instruction set this CPU has (see the module docs).
 /// The closure should be `#[inline(always)]`, or it is compiled on its own, for the
@@ -47,9 +53,8 @@ pub(crate) fn fast<R>(f: impl FnOnce() -> R) -> R {
 /// `pdep` is one cycle's throughput on Intel (Haswell on) and on AMD from Zen 3 (family
 /// 19h) on; Zen 1 and 2 (17h) and Hygon (18h) run it in microcode, at tens to hundreds of
 /// cycles, where the lookup tables win. Other vendors keep the tables too.
-/// PERF: a build with a global `-C target-feature=+avx2,+bmi2` wrote the 1M uniform 3D
-/// cells in 13.4-14.0 ms against 21.7-22.9 ms for the runtime-dispatched build with the
-/// tables (1 thread); `benches/kernels.rs` has `pdep` 3.8x faster than the tables in 3D.
+/// PERF: `benches/kernels.rs` (morton: `bmi2_hoisted` against `lut`) and the entry write
+/// in `benches/pairs.rs` (3D uniform 1M, 1 thread).
 #[inline(always)]
 pub(crate) fn pdep() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -189,7 +194,6 @@ impl F8 for Avx8 {
     }
 }
 
-/// Tests set this to take the baseline path (see `tests::both_paths_agree`).
 /// The low `bits` bits set (all of them from 64 on).
 #[inline(always)]
 pub(crate) const fn low_mask(bits: u32) -> u64 {
@@ -200,6 +204,7 @@ pub(crate) const fn low_mask(bits: u32) -> u64 {
     }
 }
 
+/// Tests set this to take the baseline path (see `tests::both_paths_agree`).
 #[cfg(test)]
 static BASELINE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 

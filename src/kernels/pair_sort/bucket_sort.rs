@@ -1,7 +1,22 @@
+//! The sorts of one bucket of pairs: an LSD radix sort on a key as narrow as the bucket's
+//! partners allow, and a counting sort by first index for buckets with few partners an
+//! index or partners nearly in order.
+//!
+//! - Input: a bucket of pairs `[i, j]` or packed keys ([`Slot`]), first indices
+//!   `i0..i0 + w`. Output: the bucket ascending, where it lies.
+//! - Cost: O(m) for m pairs: one pass for the widest partner and the disorder, one counting
+//!   pass, a pass a digit that is not constant; the counting sort adds a comparison sort of
+//!   each first index's few partners. Buckets with fewer pairs than counters:
+//!   `sort_unstable`.
+//! - Stable: the radix sort is; it does not matter, since pairs are unique.
+//! - Parallel: no; the caller runs buckets in parallel.
+//! - Allocation: none; `tmp` and `hist` are the caller's, reused from bucket to bucket.
+//! - Source: this crate.
+
 use crate::kernels::simd::low_mask;
 
 /// A pair as a bucket holds it: `[i, j]`, or packed in a `u32` (`(i - i0) << jbits | j`,
-/// see [`packed_bits`]). Either way the order of the values is the pairs' order.
+/// see [`packed_bits`](super::packed_bits)). Either way the order of the values is the pairs' order.
 pub(super) trait Slot: Copy + Ord + Default + Send {
     /// The first index less the bucket's first `i0`, and the partner.
     fn ij(self, i0: u32, jbits: u32) -> (u32, u32);
@@ -54,20 +69,20 @@ pub(super) fn sort_bucket<T: Slot>(
     let width = jb + bits(w);
     // Few partners an index, or partners found nearly in order (a spatially ordered input:
     // insertion sorts then barely move anything): the counting sort by the first index,
-    // unless the bucket has far fewer pairs than first indices. PERF: this test came after
-    // the one below, so buckets of under 6,144 pairs (three digits of counters) took
-    // `sort_unstable`: at 1M uniform boxes (0.7-0.9 pairs an index, 2,800-3,400 pairs a
-    // bucket) the bucket sorts took 15-18 ms, now 7.3-7.9 (2D) and 9.1-13.7 (3D), 1 thread.
+    // unless the bucket has far fewer pairs than first indices. This test comes before the
+    // one for fewer pairs than counters below: after it, the buckets of scenes with about
+    // one pair an index (under 6,144 pairs, three digits of counters) would fall to the
+    // slower `sort_unstable`. PERF: `benches/pairs.rs` (2D and 3D uniform 1M, 1 thread).
     if (bk.len() < SPARSE * w as usize || descents * ORDERED < bk.len()) && bk.len() * 4 >= w as usize {
         return sort_sparse(bk, i0, w, jbits, tmp, hist);
     }
-    // (shift, width) of each digit of the key, least significant first. PERF: digits cut
-    // from the two fields apart took four passes where three do: 3D terrain 1M (13 + 12
-    // bits) had a pair stage of 96-99 ms, against 54-56 before the radix sort.
+    // (shift, width) of each digit of the key, least significant first, cut from the whole
+    // key: digits cut from the two fields apart take four passes where three do (a 13 + 12
+    // bit key). PERF: `benches/pairs.rs` (3D terrain 1M).
     // As few digits of at most BUCKET_DIGIT bits as the key needs, then one more while
-    // the counters outnumber the pairs. PERF: with two digits of 11 bits (4,096 counters),
-    // buckets of 2,000-4,000 pairs fell through to `sort_unstable` below, at 35-40 ns a
-    // pair against 14 for three passes (10k clustered 3D boxes, 32 buckets at 2 threads).
+    // the counters outnumber the pairs: with two digits of 11 bits (4,096 counters), a
+    // bucket of 2,000 to 4,000 pairs would fall through to `sort_unstable` below, slower
+    // than three narrower passes. PERF: `benches/pairs.rs` (3D clustered 10k, 2 threads).
     let plan = |parts: u32| {
         let mut digits = [(0u32, 0u32); 6];
         let mut shift = 0;
@@ -134,17 +149,17 @@ pub(super) fn sort_bucket<T: Slot>(
     }
 }
 
-/// Pairs a first index has on average below which [`sort_sparse`] sorts a bucket. PERF: on
-/// a 1M-triangle 2D terrain (one pair a box, so a bucket of 4096 indices holds about 4000
-/// pairs), radix passes for every bucket, together with `sap::scan` no longer inlined,
-/// took the frame from 30.5-33.4 to 42-52 ms (1 thread); with this and the inlining,
-/// 31.1-32.9 ms, and 4% fewer instructions than before either (callgrind).
+/// Pairs a first index has on average below which [`sort_sparse`] sorts a bucket: at about
+/// one pair a box (a 2D terrain: a bucket of 4096 indices holds about 4000 pairs) the
+/// counting sort costs less than radix passes. PERF: `benches/pairs.rs` (2D terrain 1M,
+/// 1 thread).
 pub(super) const SPARSE: usize = 4;
 
 /// A bucket with fewer than one descent (a partner below the one before it, same first
-/// index) in this many pairs is sorted by [`sort_sparse`]. PERF: 3D terrain 1M (ids in grid
-/// order, about 8 partners an index) had a pair stage of 54-75 ms that way, 87-89 ms by
-/// radix passes; 3D varied 1M (ids at random, 11 partners) 152-158 ms against 116-134.
+/// index) in this many pairs is sorted by [`sort_sparse`]: with ids in grid order (a
+/// terrain, about 8 partners an index) its insertion sorts barely move anything and beat
+/// radix passes; with ids at random (3D varied, 11 partners) the radix passes win.
+/// PERF: `benches/pairs.rs` (3D terrain 1M, 3D varied 1M).
 pub(super) const ORDERED: usize = 4;
 
 /// Sorts a bucket whose first indices have few partners each, or whose partners are nearly
@@ -165,9 +180,8 @@ pub(super) fn sort_sparse<T: Slot>(
     for p in bk.iter() {
         count[p.ij(i0, jbits).0 as usize + 1] += 1;
     }
-    // PERF: the running sum in a register; `count[i + 1] += count[i]` carried it through
-    // memory, a store-to-load forward an index (perf at 1M uniform 2D boxes: 8.4% of the
-    // bucket sort's samples on that one instruction).
+    // PERF: the running sum stays in a register; `count[i + 1] += count[i]` would carry it
+    // through memory, a store-to-load forward an index.
     let mut sum = 0;
     for c in count.iter_mut() {
         sum += *c;
@@ -198,10 +212,10 @@ pub(super) fn sort_sparse<T: Slot>(
 }
 
 /// Puts `v[a]` and `v[b]` (`a < b`) in order of `key`, without a branch on the data.
-/// PERF: `sort_unstable_by_key` on a run of two or three pairs (a call and its checks) took
-/// the bucket sorts of 3D mixed 10k (29k pairs, 2.6 an index) to 13.5 ns a pair; an
-/// insertion sort inline for up to 16 made 10k clustered slower (its exits mispredict
-/// where partners come in random order; the standard sort's small sort does not branch).
+/// `sort_unstable_by_key` on a run of two or three pairs costs a call and its checks for at
+/// most three compares. An inline insertion sort for longer runs is not used: its exits
+/// mispredict where partners come in random order, and the standard sort's small sort does
+/// not branch. PERF: `benches/pairs.rs` (3D mixed and clustered 10k).
 #[inline(always)]
 pub(super) fn exchange<T: Copy, K: Ord>(v: &mut [T], a: usize, b: usize, key: impl Fn(&T) -> K) {
     let (x, y) = (v[a], v[b]);

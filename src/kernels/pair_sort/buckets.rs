@@ -1,3 +1,15 @@
+//! The MSD pass: how many buckets by the first index's high bits, their counts and
+//! offsets, the parallel scatter into them, and the grouping of the bucket sorts into jobs.
+//!
+//! - Input: the producers' key lists (or their counts by fine bucket, [`fine_buckets`]).
+//!   Output: [`Buckets`], then every key in its bucket's place.
+//! - Cost: one counting pass over the keys (none where fine counts are given) and one
+//!   scatter.
+//! - Parallel: a producer's list a task, each writing its own disjoint slots of every
+//!   bucket (the prefix over the counts).
+//! - Allocation: a counter and a cursor a bucket a list.
+//! - Source: this crate.
+
 use super::packed::Bucket;
 use super::unslot;
 use super::IDS_PER_BUCKET;
@@ -36,8 +48,9 @@ pub(super) fn bucket_bits(total: usize, n_ids: usize, min: usize) -> (u32, u32) 
 /// the shift that takes a key (`i << 32 | j`) to its bucket. A bucket count the MSD pass
 /// picks that is a power of two no greater has counts that are sums of these; a greater one
 /// counts the keys again ([`Buckets::count_from`]). At most a 64th of the boxes: a chunk's
-/// counters are working memory (4 KiB of them made 3D mixed 10k take 129.4 bytes a box
-/// in a pool of 16 threads, over the 128 the crate promises).
+/// counters are working memory, and 4 KiB of them a chunk would take a small scene on a
+/// big pool past the 128 bytes a box the crate promises. PERF (memory):
+/// `benches/pairs.rs` (3D mixed 10k, 16 threads).
 pub(crate) fn fine_buckets(n_ids: usize) -> (u32, u32) {
     let ibits = u64::BITS - (n_ids.saturating_sub(1) as u64).leading_zeros();
     let fbits = MAX_BUCKET_BITS.min(ibits).min((n_ids / 64).max(1).ilog2());
@@ -154,10 +167,10 @@ impl Buckets {
     /// buffer of a bucket's size is mapped and faulted in anew each time. The groups hold
     /// about equal numbers of pairs, not of buckets, and each is a job of its own: the
     /// first index is the smaller one, so the pairs thin out from the first bucket to the
-    /// last (and the buckets past the last index are empty). PERF: with equal numbers of
-    /// buckets, 10k clustered 3D boxes at 2 threads had one thread sort 96% of the pairs
-    /// (rayon splits a range once per thread and again only when a job is stolen), and the
-    /// bucket sorts took longer than at 1 thread.
+    /// last (and the buckets past the last index are empty). Groups of equal numbers of
+    /// buckets are not used: rayon splits a range once per thread and again only when a
+    /// job is stolen, so one thread would sort most of the pairs. PERF: `benches/pairs.rs`
+    /// (3D clustered 10k, 2 threads).
     pub(super) fn sort<B: Bucket>(&self, bks: Vec<B>, dst: Vec<&mut [MaybeUninit<[u32; 2]>]>) {
         let total = *self.starts.last().unwrap_or(&0);
         let w = self.width();

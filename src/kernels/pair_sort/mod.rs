@@ -1,16 +1,26 @@
-//! Pair keys and the last stage: gather the per-chunk pair keys, radix sort them, and write
-//! the sorted `[i, j]` output.
+//! Pair keys and the last stage: gather the per-chunk pair keys, sort them, and write the
+//! sorted `[i, j]` output.
 //!
+//! - Input: lists of pair-key slices, one list a producer's chunk, and the number of boxes.
+//!   Output: every pair `[i, j]`, `i < j`, strictly ascending.
 //! - Key layout (u64): `i << 32 | j` with `i < j`, so ascending keys are the output order.
-//! - Unique by construction in the cell sweep (the reference-point rule in `sweep`), so no
-//!   dedup pass runs; debug builds check uniqueness (`validate`).
-//! - A key may wait in a `[u32; 2]` slot as its bit pattern ([`unslot`] reads it back): that is how the
-//!   cell sweep spills keys into the output vector itself.
-//! - Sort: one parallel MSD scatter into buckets by the first index's high bits, then each
-//!   small bucket sorted in cache, in parallel (keys are unique, so the result does not
-//!   depend on the order the keys came in). [`finish_into`] scatters into the output;
-//!   [`Spilled`] scatters keys that wait in the output into idle memory the caller lends,
-//!   then writes each sorted bucket back.
+//! - Unique by construction in every producer (the column sweep's reference-point rule),
+//!   so no dedup pass runs; debug builds check uniqueness ([`validate`]).
+//! - A key may wait in a `[u32; 2]` slot as its bit pattern ([`unslot`] reads it back):
+//!   that is how the column sweep spills keys into the output vector itself.
+//! - Method: one parallel MSD scatter into buckets by the first index's high bits
+//!   ([`buckets`]), then each small bucket sorted in cache, in parallel ([`bucket_sort`],
+//!   [`packed`]). [`finish_into`] scatters into the output; [`Spilled`] scatters keys that
+//!   wait in the output into idle memory the caller lends, then writes each sorted bucket
+//!   back.
+//! - Cost: O(k) for k pairs: a count and a scatter, then per bucket an LSD radix sort of a
+//!   few digits or a counting sort by first index. Fewer than 4096 keys: `sort_unstable`.
+//! - Parallel: a task a producer's chunk for the count and the scatter; the bucket sorts
+//!   in jobs of about equal numbers of pairs. Keys are unique, so the output depends
+//!   neither on the order the keys came in nor on the thread count.
+//! - Allocation: the output (or, for [`Spilled`], what the lent memory lacks), and per
+//!   chunk and per job cursors, counters and scratch of a bucket's size.
+//! - Source: this crate.
 
 use buckets::Buckets;
 
@@ -28,18 +38,18 @@ pub(crate) use spilled::Spilled;
 use crate::kernels::par::SendPtr;
 
 /// Pairs a bucket of the MSD pass aims at: a bucket and its copy stay in a core's L2.
-/// PERF: at 11.2M pairs (1M varied 3D, 1 thread) 512 pairs a bucket (2^15 buckets, a
-/// scatter that misses the TLB) took 210-225 ms, 16k-64k pairs 160-168 ms.
+/// Much smaller buckets are many more (2^15 at ten million pairs), and the scatter into
+/// them misses the TLB. PERF: `benches/pairs.rs` (3D varied 1M, 1 thread).
 const PAIRS_PER_BUCKET: usize = 32768;
 /// First indices a bucket aims at, so that the counting sort's cursors stay in L1 (sized
-/// by pairs alone, 0.87M pairs at 1M uniform 3D made 32 buckets of 32k indices, with
-/// 128 KiB cursor arrays). PERF: no change of the pair stage was measurable either way.
+/// by pairs alone, the 0.87M pairs of 1M uniform 3D boxes would make 32 buckets of 32k
+/// indices, with 128 KiB cursor arrays). PERF: `benches/pairs.rs` (3D uniform 1M) shows
+/// no change of the pair stage either way; the bound keeps the cursors' footprint.
 const IDS_PER_BUCKET: usize = 4096;
 /// Pairs a bucket holds at the least where buckets are added for the threads' sake (eight
-/// a thread): each costs every part a cursor and its sort a clear of its counters.
-/// PERF: 10k clustered 3D boxes (49,888 pairs) on 16 threads (2 cores) took 0.43-0.50
-/// ms in the pair stage with 128 buckets and 64 sort jobs, 0.27 on 2 threads; 0.34 with
-/// this bound and [`MIN_PAIRS_PER_JOB`].
+/// a thread): each costs every part a cursor and its sort a clear of its counters, so a
+/// small scene on a big pool would pay more for its buckets and jobs than they split.
+/// PERF: `benches/pairs.rs` (3D clustered 10k, all threads), with [`MIN_PAIRS_PER_JOB`].
 const MIN_PAIRS_PER_BUCKET: usize = 1024;
 /// Pairs a job of the bucket sorts holds at the least (where the buckets hold them).
 const MIN_PAIRS_PER_JOB: usize = 4096;
@@ -84,9 +94,9 @@ pub(crate) fn finish(parts: Vec<Vec<u64>>, n_ids: usize) -> Vec<[u32; 2]> {
 /// One MSD pass scatters the keys, as `[i, j]`, straight into `out`, bucketed by the high
 /// bits of `i` (about [`IDS_PER_BUCKET`] first indices and at most about
 /// [`PAIRS_PER_BUCKET`] pairs a bucket); then each bucket is sorted where it lies, in
-/// cache, in parallel. The output is the only pair buffer besides the parts.
-/// PERF: against a full LSD radix sort of the keys (5 to 6 passes plus a conversion),
-/// measured in `docs/BENCHMARKS.md`.
+/// cache, in parallel. The output is the only pair buffer besides the parts. A full LSD
+/// radix sort of the keys is not used: it takes five to six passes over memory plus a
+/// conversion to pairs. PERF: `benches/pairs.rs`.
 pub(crate) fn finish_into(parts: &[Vec<&[[u32; 2]]>], n_ids: usize, out: &mut Vec<[u32; 2]>) {
     let total: usize = parts.iter().flatten().map(|p| p.len()).sum();
     out.clear();
@@ -95,8 +105,8 @@ pub(crate) fn finish_into(parts: &[Vec<&[[u32; 2]]>], n_ids: usize, out: &mut Ve
         out.sort_unstable();
     } else {
         let bk = Buckets::count(parts, total, n_ids, 0);
-        // PERF: no zero fill; the scatter writes every slot (a pass of 90 MB at 1M varied
-        // 3D boxes saved).
+        // PERF: no zero fill: the scatter writes every slot, and a fill would be one more
+        // pass over the whole output.
         if out.capacity() < total {
             // A fresh allocation: growing would copy the old contents first.
             *out = Vec::new();

@@ -1,3 +1,17 @@
+//! Buckets as they lie in memory, and the sort of keys packed in 32 bits.
+//!
+//! - Input: a bucket of pairs `[i, j]` or of packed keys `(i - i0) << jbits | j`, and its
+//!   place in the output. Output: the bucket's pairs, ascending, in that place.
+//! - Cost: O(m) for a bucket of m keys: one pass for the widest partner and the disorder,
+//!   then one to three LSD passes of at most 11 bits ([`lsd`]) or a counting sort by first
+//!   index (`sort_unstable` for a bucket too small for either).
+//! - Parallel: no; [`Buckets::sort`](super::buckets::Buckets::sort) runs buckets in
+//!   parallel.
+//! - Allocation: none of its own; a packed bucket's radix sort uses its place in the
+//!   output as the other buffer; the per-job counters and the sparse sort's buffer are
+//!   reused from bucket to bucket.
+//! - Source: this crate.
+
 use super::bucket_sort::sort_bucket;
 use super::bucket_sort::sort_sparse;
 use super::bucket_sort::BUCKET_DIGIT;
@@ -18,10 +32,9 @@ pub(super) trait Bucket: Send {
     fn sort_into(self, i0: u32, w: u32, s: Scratch<'_>, to: Option<&mut [MaybeUninit<[u32; 2]>]>);
 }
 
-/// Copies sorted pairs into their place in the output.
-/// PERF: a copy after the sort, in cache, not a last radix pass into the output: that
-/// pass's scattered writes to memory not in cache made the pair stage slower (3D varied
-/// 1M, 2 threads: 81-83 ms, 68-71 with the copy).
+/// Copies sorted pairs into their place in the output: a copy after the sort, in cache.
+/// A last radix pass into the output is not used: its scattered writes to memory not in
+/// cache are slower. PERF: `benches/pairs.rs` (3D varied 1M, 2 threads).
 #[inline(always)]
 pub(super) fn copy_out(to: &mut [MaybeUninit<[u32; 2]>], from: &[[u32; 2]]) {
     for (d, s) in to.iter_mut().zip(from.iter()) {
@@ -56,8 +69,9 @@ impl Bucket for Packed<'_> {
 
     /// The bucket's place in the output is the radix sort's other buffer: it has room for
     /// two keys a pair. Where the sorted keys end there, each widens to its pair in place,
-    /// last first. PERF (memory): a buffer of a bucket's size a sort job took 8-20 KB a
-    /// job, 16 jobs at once on 16 cores (3D varied 10k: 141 bytes a box there).
+    /// last first. PERF (memory): no buffer of a bucket's size a sort job, which with a job
+    /// on every core of a big pool adds up beside a small scene (`benches/pairs.rs`, 3D
+    /// varied 10k, 16 threads).
     #[inline(always)]
     fn sort_into(self, i0: u32, w: u32, s: Scratch<'_>, to: Option<&mut [MaybeUninit<[u32; 2]>]>) {
         let (_, hist, tmp) = s;
@@ -106,10 +120,10 @@ impl Bucket for Packed<'_> {
 /// radix digits would outnumber its pairs); a bigger one is sorted by [`lsd`] on the key
 /// `(i - i0) << jb | (j - i0)`, with `jb` as narrow as the widest partner allows (a
 /// spatially ordered input, as a terrain, has its partners near: one digit less).
-/// PERF: the generic [`sort_bucket`] (a pass for the disorder, digits as many as keep the
-/// counters below the pairs, a loop over the digits per key) took 10-11 ns a pair on
-/// buckets of 2,350 pairs of 256 first indices (10k clustered 3D boxes); two fixed 11-bit
-/// digits took 4.6.
+/// The generic [`sort_bucket`] is not used here: its digits as many as keep the counters
+/// below the pairs and its loop over the digits per key cost more than fixed 11-bit digits
+/// on the buckets of a clustered scene. PERF: `benches/pairs.rs` (3D clustered
+/// 10k).
 pub(super) fn sort_packed(
     keys: &mut [u32],
     i0: u32,
@@ -156,9 +170,9 @@ pub(super) fn sort_packed(
     (jb, j0, in_tmp)
 }
 
-/// Pairs a first index below which [`sort_packed`] takes [`sort_sparse`]. PERF: buckets of
-/// 256 first indices at random (microbenchmark): 300 pairs 4.4 ns a pair sparse against 6.8
-/// in two digits, 780 pairs 7.2 against 4.1.
+/// Pairs a first index below which [`sort_packed`] takes [`sort_sparse`]: on buckets with
+/// partners at random, the counting sort wins below about two pairs an index and the radix
+/// digits above. PERF: `benches/pairs.rs` (3D clustered and mixed 10k).
 pub(super) const SPARSE_PACKED: usize = 2;
 
 /// Pairs a first index below which [`sort_packed`] takes [`sort_sparse`] for a bucket whose
@@ -169,10 +183,10 @@ pub(super) const ORDERED_PACKED: usize = 12;
 /// one pass counts every digit, then a pass a digit that is not the same for every key.
 /// The passes go back and forth between `keys` and `tmp` (at least as long); returns `true`
 /// where the sorted keys end in `tmp` (its first `keys.len()`, all written then), for the
-/// caller to read them there: a copy back was a pass more (three digits end in `tmp`).
-/// PERF: `radix_sort::sort_slices` in its place (a count pass a digit, per-pass buffers)
-/// made the pair stage slower: 3D varied 100k 5.51-5.59 -> 7.08-7.22 ms, 10k 0.45-0.46 ->
-/// 0.54-0.55, tiles 100k 8.44-8.47 -> 9.63-9.75 (demo, 2 threads, alternated).
+/// caller to read them there: a copy back would be a pass more (three digits end in
+/// `tmp`). [`crate::kernels::radix_sort::sort_slices`] is not used here: its count pass a
+/// digit and per-pass buffers make the pair stage slower. PERF: `benches/pairs.rs` (3D
+/// varied 10k and 100k, 3D tiles 100k, 2 threads).
 #[inline(always)]
 pub(super) fn lsd<const P: usize>(
     keys: &mut [u32],
@@ -234,8 +248,9 @@ pub(super) fn lsd<const P: usize>(
 /// The bits of a partner index, when the keys of `n_ids` boxes can wait in the MSD buckets
 /// packed in 32 bits (`(i - i0) << jbits | j`: a bucket's first indices take at most
 /// `32 - jbits` bits): up to 2^21 boxes, with at least `2^(2 jbits - 32)` buckets
-/// ([`packed_min_buckets`]). Half the idle memory a key: a 3D tiled level of 1M boxes
-/// (17.6 pairs a box) needed a buffer of its own beside the idle rows and entries.
+/// ([`packed_min_buckets`]). Half the idle memory a key: at many pairs a box (3D tiles
+/// 1M, 17.6 pairs a box) wide keys outgrow the idle memory the caller lends and need a
+/// buffer of their own.
 pub(crate) fn packed_bits(n_ids: usize) -> Option<u32> {
     let jbits = usize::BITS - n_ids.saturating_sub(1).leading_zeros();
     (jbits <= 21).then_some(jbits)

@@ -1,3 +1,16 @@
+//! Keys sorted outside the output, for keys that wait in the output vector itself.
+//!
+//! - Input: the producers' key lists, which lie in the output vector, their counts by fine
+//!   bucket if taken, and idle memory the caller lends. Output: the sorted pairs in the
+//!   output vector.
+//! - Cost: one scatter into the lent memory, then the bucket sorts ([`Buckets::sort`]),
+//!   each writing its bucket into the output.
+//! - Parallel: as [`Buckets`]: a list a task for the scatter, groups of buckets for the
+//!   sorts.
+//! - Allocation: only what the lent memory lacks (into a kept `extra` buffer, grown, never
+//!   shrunk), and a fresh output where its capacity is short.
+//! - Source: this crate.
+
 use super::buckets::Buckets;
 use super::packed::packed_bits;
 use super::packed::packed_min_buckets;
@@ -10,11 +23,11 @@ use crate::kernels::par::SendPtr;
 use crate::kernels::simd::low_mask;
 
 /// Keys sorted outside the output, for keys that wait in the output vector itself (the
-/// cell sweep spills them there): [`Spilled::scatter`] moves every key into idle memory
+/// column sweep spills them there): [`Spilled::scatter`] moves every key into idle memory
 /// the caller lends (and an allocation for what that lacks), after which the output's
 /// contents are dead; [`Spilled::write`] sorts each bucket there and writes it into the
-/// output. PERF (memory): the keys never take memory of their own beside the output; at
-/// 1M varied 3D boxes (11 pairs a box) they were 71 bytes a box.
+/// output. PERF (memory): the keys never take memory of their own beside the output, which
+/// would be 8 bytes a pair (`benches/pairs.rs`, 3D varied 1M).
 pub(crate) struct Spilled<'s> {
     /// Few keys: sorted here.
     pub(super) small: Vec<[u32; 2]>,
@@ -77,9 +90,11 @@ pub(super) fn fill_in<'s, T>(
 }
 
 impl<'s> Spilled<'s> {
-    /// Scatters the keys of `parts` (lists of key slot slices, as for [`finish_into`]) into
-    /// `spare`, whole buckets first fit, and the buckets no spare slice holds into `extra`
-    /// (grown if short, never shrunk or cleared: a kept buffer is not zeroed anew). Up to
+    /// Scatters the keys of `parts` (lists of key slot slices, as for
+    /// [`finish_into`](super::finish_into)) into `spare`, whole buckets first fit, and the
+    /// buckets no spare slice holds into `extra` (grown if short, never shrunk or cleared:
+    /// a kept buffer is not zeroed anew). `fine`: each list's counts by fine bucket
+    /// ([`fine_buckets`](super::fine_buckets)), where the producer took them. Up to
     /// 2^21 boxes the keys wait packed in 32 bits ([`packed_bits`]): the room is twice the
     /// slots, and the scatter and the bucket sorts move half the bytes.
     pub(crate) fn scatter(

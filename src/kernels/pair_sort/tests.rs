@@ -1,3 +1,5 @@
+//! Tests of the pair sort: every path (whole, spilled, packed, each bucket sort) against `sort_unstable`.
+
 use super::bucket_sort::sort_bucket;
 use super::bucket_sort::sort_sparse;
 use super::buckets::fine_buckets;
