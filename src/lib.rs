@@ -42,7 +42,8 @@ mod stats;
 mod validate;
 
 #[cfg(any(test, feature = "internals"))]
-pub mod scene;
+#[doc(hidden)]
+pub mod internals;
 
 pub use aabb::{Aabb, Aabb2, Aabb3};
 pub use algorithms::brute_force::brute_force_pairs;
@@ -51,14 +52,3 @@ pub use config::{Config, Method, Refine};
 pub use error::{BoxProblem, Error};
 pub use pipeline::{find_pairs, find_pairs_with, Broadphase};
 pub use stats::Stats;
-
-/// The crate's insides that its own benchmarks, tests and examples reach for: seeded
-/// scene generators and the kernels measured on their own. Behind the non-default
-/// `internals` feature and hidden from the docs: no stability promise.
-#[cfg(feature = "internals")]
-#[doc(hidden)]
-pub mod internals {
-    pub use crate::kernels::morton;
-    pub use crate::kernels::radix_sort;
-    pub use crate::scene;
-}

@@ -11,8 +11,7 @@ pub struct Stats {
     /// Boxes in the input.
     pub boxes: usize,
     /// The scan (validation, bounds, sweep-axis estimate, the choice of algorithm) and the
-    /// column plan (levels). 0 where the scene is swept whole: the scan then counts in
-    /// `t_total` alone.
+    /// column plan (levels; none where the scene is swept whole).
     pub t_scan: Duration,
     /// The entry write (one key per box and column).
     pub t_entries: Duration,

@@ -33,7 +33,7 @@
 //!   `rayon::scope`; a split of at least `PAR_KEYS` members builds its keys, gathers its
 //!   records and radix sorts in parallel. The split of a cluster depends only on its
 //!   members, so the clusters and pairs are the same for any thread count. The sequential
-//!   driver (crowded column runs, [`refine_cell`]) and the parallel one (public API) are
+//!   driver (crowded column runs, [`refine_run`]) and the parallel one (public API) are
 //!   thin twins around one kernel ([`Kernel::drive`]); a unit test shows they agree.
 //! - Allocation: one record `(box + margin, index)` per live box, permuted in place (every
 //!   cluster is a contiguous slice of it), per task a key buffer, radix scratch and a gather
@@ -610,7 +610,7 @@ fn assemble<const D: usize>(n: usize, recs: &[Rec<D>], parts: Vec<Part>, dead: &
 /// overlapping pair `(x, y)`, `x < y`, with `x < run` (at least one run entry; positions in
 /// `boxes`) once to `offer`. Returns `(clusters split, box tests)`. Sequential: the column
 /// sweep is parallel over its chunks already.
-pub(crate) fn refine_cell<const D: usize>(
+pub(crate) fn refine_run<const D: usize>(
     boxes: impl Iterator<Item = Aabb<D>>,
     run: usize,
     mut offer: impl FnMut(usize, usize),

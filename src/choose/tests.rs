@@ -8,7 +8,7 @@ use crate::Aabb;
 /// infinities, NaNs of either sign, subnormals, repeats, and random bit patterns.
 #[test]
 fn sort_total_is_total_cmp() {
-    let mut r = crate::scene::Rng::new(9);
+    let mut r = crate::internals::scene::Rng::new(9);
     let special = [
         0.0f32,
         -0.0,
@@ -41,8 +41,8 @@ fn sort_total_is_total_cmp() {
 
 #[test]
 fn trim_leaves_strays_out_and_scenes_alone() {
-    let mut boxes = crate::scene::uniform::<3>(5000, 4);
-    let w = crate::scene::world_side::<3>(5000) as f32;
+    let mut boxes = crate::internals::scene::uniform::<3>(5000, 4);
+    let w = crate::internals::scene::world_side::<3>(5000) as f32;
     let plain = {
         let mut st = scan_scene(&boxes, 0.0);
         let before = (st.min, st.max, st.best(), st.mean_extent(0));
@@ -70,7 +70,7 @@ fn trim_leaves_strays_out_and_scenes_alone() {
 /// those ties (about n / 20 / 2 a box), and continuous scenes must have none.
 #[test]
 fn estimate_counts_equal_lower_bounds() {
-    let mut r = crate::scene::Rng::new(8);
+    let mut r = crate::internals::scene::Rng::new(8);
     let n = 20_000;
     let points: Vec<Aabb<3>> = (0..n)
         .map(|_| {
@@ -85,7 +85,7 @@ fn estimate_counts_equal_lower_bounds() {
     let want = n as f64 / 20.0 / 2.0;
     assert!(per_box > 0.7 * want && per_box < 1.3 * want, "{per_box} vs {want}");
     assert_eq!(st.density(st.best().0), 0.0, "the level model's density leaves ties out");
-    let uniform = crate::scene::uniform::<3>(n, 9);
+    let uniform = crate::internals::scene::uniform::<3>(n, 9);
     let mut st = scan_scene(&uniform, 0.0);
     st.trim_boxes(&uniform, 0.0);
     assert!(st.ties.iter().all(|&t| t == 0.0), "{:?}", st.ties);

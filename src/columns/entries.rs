@@ -27,9 +27,9 @@ impl<const D: usize> Columns<D> {
     /// Writes every box's entries into `out` (resized to `self.entries`), in parallel.
     pub fn write_entries<T: Entry>(&self, boxes: &[Aabb<D>], margin: f32, out: &mut Vec<T>) {
         crate::kernels::par::grow_to(out, self.entries);
-        let mut parts = Vec::with_capacity(self.chunk_cells.len());
+        let mut parts = Vec::with_capacity(self.chunk_entries.len());
         let mut rest = &mut out[..self.entries];
-        for &len in &self.chunk_cells {
+        for &len in &self.chunk_entries {
             let (head, tail) = rest.split_at_mut(len);
             parts.push(head);
             rest = tail;
@@ -37,7 +37,7 @@ impl<const D: usize> Columns<D> {
         let lay = self.layout;
         let cols = col_axes::<D>(self.ax);
         let c = lay.c;
-        let (s_pos, f_pos) = (lay.cell_from() + lay.lvl_bits, lay.id_bits);
+        let (s_pos, f_pos) = (lay.run_from() + lay.lvl_bits, lay.id_bits);
         let pdep = crate::kernels::simd::pdep();
         // The plan's chunks, whose entry counts cut `out`.
         let chunk = chunk_len(boxes.len());

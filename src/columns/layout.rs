@@ -97,14 +97,14 @@ pub(crate) struct Layout {
 impl Layout {
     /// Total bits used.
     pub fn bits(&self) -> u32 {
-        self.cell_from() + self.lvl_bits + self.key_bits
+        self.run_from() + self.lvl_bits + self.key_bits
     }
     /// The lowest bit the sort looks at (`qx`).
     pub fn sort_from(&self) -> u32 {
         self.id_bits + self.c
     }
     /// The lowest bit of the column part (level and start): equal within a run.
-    pub fn cell_from(&self) -> u32 {
+    pub fn run_from(&self) -> u32 {
         self.sort_from() + self.x_bits
     }
     #[inline(always)]
@@ -126,24 +126,24 @@ impl Layout {
     }
     /// The column part (level and start): equal for the entries of one run.
     #[inline(always)]
-    pub fn cell(&self, e: u128) -> u128 {
-        e >> self.cell_from()
+    pub fn run_key(&self, e: u128) -> u128 {
+        e >> self.run_from()
     }
     #[inline(always)]
     pub fn level<T: Entry>(&self, e: T) -> u32 {
-        self.l_max - (e.field(self.cell_from()) & low_mask(self.lvl_bits)) as u32
+        self.l_max - (e.field(self.run_from()) & low_mask(self.lvl_bits)) as u32
     }
     /// Shifted start (`start >> c * l_min`; at most 64 bits).
     #[inline(always)]
     pub fn start<T: Entry>(&self, e: T) -> u64 {
-        e.field(self.cell_from() + self.lvl_bits)
+        e.field(self.run_from() + self.lvl_bits)
     }
     /// The largest entry value whose column starts inside the column of `e`: entries after
     /// `e`'s run up to this value are exactly those nested in it (pre-order).
     #[inline(always)]
     pub fn last_nested(&self, e: u128) -> u128 {
         let end = self.start(e) as u128 + (1u128 << (self.c * (self.level(e) - self.l_min)));
-        (end << (self.lvl_bits + self.cell_from())) - 1
+        (end << (self.lvl_bits + self.run_from())) - 1
     }
 
     /// Does entry `e` own the pair of its box `B` with a box `A` whose quantised lower

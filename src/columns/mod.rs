@@ -93,7 +93,7 @@ pub(crate) struct Columns<const D: usize> {
     /// Columns of input box `i` at its level (at most `max_columns_per_box <= 4096`).
     count: Vec<u16>,
     /// Entries per chunk of `chunk_len(n)` input boxes (the plan's chunks).
-    chunk_cells: Vec<usize>,
+    chunk_entries: Vec<usize>,
     /// Total entries.
     pub entries: usize,
     /// The plan's memo of levels by size classes.
@@ -119,7 +119,7 @@ impl<const D: usize> Default for Columns<D> {
             x_shift: 0,
             level: Vec::new(),
             count: Vec::new(),
-            chunk_cells: Vec::new(),
+            chunk_entries: Vec::new(),
             entries: 0,
             levels: LevelTable::default(),
             rows: Vec::new(),

@@ -181,12 +181,12 @@ impl<const D: usize> Columns<D> {
         }
         self.levels = table;
         let (mut l_min, mut l_max, mut cells) = (u32::MAX, 0, 0);
-        self.chunk_cells.clear();
+        self.chunk_entries.clear();
         for &(a, b, k) in &parts {
             l_min = l_min.min(a);
             l_max = l_max.max(b);
             cells += k;
-            self.chunk_cells.push(k);
+            self.chunk_entries.push(k);
         }
         let l_min = l_min.min(l_max);
         self.entries = cells;

@@ -53,7 +53,10 @@ impl<const D: usize> Columns<D> {
         let chunks = (n / 2048).clamp(1, rayon::current_num_threads() * 16);
         let mut bounds: Vec<usize> = (0..=chunks).map(|c| n * c / chunks).collect();
         for b in bounds.iter_mut().take(chunks).skip(1) {
-            while *b < n && *b > 0 && lay.cell(entries[*b].to_u128()) == lay.cell(entries[*b - 1].to_u128()) {
+            while *b < n
+                && *b > 0
+                && lay.run_key(entries[*b].to_u128()) == lay.run_key(entries[*b - 1].to_u128())
+            {
                 *b += 1;
             }
         }

@@ -136,7 +136,7 @@ fn levels_seed_coarser_finer() {
 /// ascending values with long ties.
 #[test]
 fn advance_to_matches_a_binary_search() {
-    let mut r = crate::scene::Rng::new(7);
+    let mut r = crate::internals::scene::Rng::new(7);
     for len in [0usize, 1, 2, 7, 8, 9, 100, 1000] {
         let mut v: Vec<f32> = (0..len).map(|_| r.below(len / 4 + 2) as f32).collect();
         v.sort_by(f32::total_cmp);
@@ -151,7 +151,7 @@ fn advance_to_matches_a_binary_search() {
 
 #[test]
 fn size_classes_bound_their_extents() {
-    let mut r = crate::scene::Rng::new(5);
+    let mut r = crate::internals::scene::Rng::new(5);
     let sample = (0..70_000u32).chain((0..100_000).map(|_| r.next_u64() as u32 >> (r.next_u64() % 32)));
     for e in sample.chain([u32::MAX, u32::MAX - 1, 1 << 31]) {
         let k = size_class(e);
@@ -168,7 +168,7 @@ fn size_classes_bound_their_extents() {
 
 #[test]
 fn cached_levels_match_the_model_and_keep_the_budget() {
-    let mut r = crate::scene::Rng::new(11);
+    let mut r = crate::internals::scene::Rng::new(11);
     for &(c, bits, budget, lambda) in
         &[(2, 21, 8, 1e-9), (2, 21, 64, 1e-3), (1, 32, 4, 1e-6), (1, 32, 4096, 1.0)]
     {
@@ -218,7 +218,7 @@ fn row_strides_stagger_the_arrays() {
 /// (so the slots are cleared and counted afresh on the way).
 #[test]
 fn level_table_forgets_between_passes() {
-    let mut r = crate::scene::Rng::new(12);
+    let mut r = crate::internals::scene::Rng::new(12);
     for c in 1..=2u32 {
         let models = [1e-9, 1e-3].map(|lambda| LevelModel::new(c, 21, 64, lambda, full(21)));
         let mut table = LevelTable::default();
@@ -250,7 +250,7 @@ fn level_table_forgets_between_passes() {
 #[test]
 fn level_table_evaluates_each_class_pair_once() {
     let model = LevelModel::new(2, 21, 64, 1e-9, full(21));
-    let mut r = crate::scene::Rng::new(5);
+    let mut r = crate::internals::scene::Rng::new(5);
     for (n, octaves) in [(10_000, 2u32), (10_000, 3), (100_000, 2), (100_000, 4)] {
         let mut table = LevelTable::default();
         table.begin(2, n);
@@ -277,7 +277,7 @@ fn level_table_evaluates_each_class_pair_once() {
 /// column's edge.
 #[test]
 fn represents_is_first_or_at_the_edge() {
-    let mut r = crate::scene::Rng::new(3);
+    let mut r = crate::internals::scene::Rng::new(3);
     for &(c, bits, l_min, l_max) in
         &[(2u32, 21u32, 3u32, 9u32), (2, 21, 0, 21), (1, 32, 5, 32), (1, 32, 0, 2), (0, 32, 0, 4)]
     {
@@ -334,7 +334,7 @@ fn represents_is_first_or_at_the_edge() {
 
 #[test]
 fn first_mask_is_the_run_rule() {
-    let mut r = crate::scene::Rng::new(5);
+    let mut r = crate::internals::scene::Rng::new(5);
     let mut cols = Columns::<3>::default();
     for c in 1..=2u32 {
         cols.layout.c = c;

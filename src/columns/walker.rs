@@ -59,7 +59,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         while a < to {
             let head = e[a].to_u128();
             // Entries of the same column differ only below the column bits.
-            let run_last = T::from_u128(head | ((1u128 << self.lay.cell_from()) - 1));
+            let run_last = T::from_u128(head | ((1u128 << self.lay.run_from()) - 1));
             let b = gallop(e, a + 1, run_last);
             let r = gallop(e, b, T::from_u128(self.lay.last_nested(head)));
             let (m, rr) = ((b - a) as u64, (r - b) as u64);
@@ -202,7 +202,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         uniq.dedup_by_key(|u| u.0);
         let all = low_mask(lay.c) as u32;
         let boxes = (a..b).map(|x| cols.get(x)).chain(uniq.iter().map(|u| cols.get(u.1 as usize)));
-        let (splits, tests) = crate::algorithms::rdc::refine_cell(boxes, m, |x, y| {
+        let (splits, tests) = crate::algorithms::rdc::refine_run(boxes, m, |x, y| {
             let ex = e[a + x];
             if y < m {
                 let ey = e[a + y];

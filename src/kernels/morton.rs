@@ -267,7 +267,7 @@ mod tests {
     use super::*;
 
     fn rng(seed: u64) -> impl FnMut() -> u64 {
-        let mut r = crate::scene::Rng::new(seed);
+        let mut r = crate::internals::scene::Rng::new(seed);
         move || r.next_u64()
     }
 

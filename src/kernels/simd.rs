@@ -234,7 +234,8 @@ unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{find_pairs_with, scene, Config, Method};
+    use crate::internals::scene;
+    use crate::{find_pairs_with, Config, Method};
     use std::sync::atomic::Ordering;
 
     /// Every stage that goes through [`fast`] gives the same pairs on the baseline path as

@@ -20,7 +20,7 @@ use crate::kernels::simd::low_mask;
 /// buckets big enough for the radix sort (`sort_bucket`), the smaller ones not.
 #[test]
 fn finish_sorts_like_sort_unstable() {
-    let mut r = crate::scene::Rng::new(11);
+    let mut r = crate::internals::scene::Rng::new(11);
     // (ids, fans, pairs, partners within `near` ids of each other, or anywhere: 0).
     for &(n, fans, len, near) in &[
         (5_000u32, 0usize, 40_000, 0usize),
@@ -160,14 +160,14 @@ fn sort_both(bk: &[[u32; 2]], i0: u32, w: u32, want: &[[u32; 2]], what: &str) {
 }
 
 /// Fisher-Yates.
-fn shuffle(v: &mut [[u32; 2]], r: &mut crate::scene::Rng) {
+fn shuffle(v: &mut [[u32; 2]], r: &mut crate::internals::scene::Rng) {
     for k in (1..v.len()).rev() {
         v.swap(k, r.below(k + 1));
     }
 }
 
 /// Sorts and dedups `bk`, returns that order, and leaves `bk` shuffled.
-fn sorted_then_shuffled(bk: &mut Vec<[u32; 2]>, r: &mut crate::scene::Rng) -> Vec<[u32; 2]> {
+fn sorted_then_shuffled(bk: &mut Vec<[u32; 2]>, r: &mut crate::internals::scene::Rng) -> Vec<[u32; 2]> {
     bk.sort_unstable();
     bk.dedup();
     let want = bk.clone();
@@ -180,7 +180,7 @@ fn sorted_then_shuffled(bk: &mut Vec<[u32; 2]>, r: &mut crate::scene::Rng) -> Ve
 /// each short run, partners equal to their neighbours' but for one bit.
 #[test]
 fn sparse_sort_orders_short_runs() {
-    let mut r = crate::scene::Rng::new(17);
+    let mut r = crate::internals::scene::Rng::new(17);
     let (i0, w) = (64u32, 64u32);
     for round in 0..200 {
         let mut bk: Vec<[u32; 2]> = Vec::new();
@@ -207,7 +207,7 @@ fn sparse_sort_orders_short_runs() {
 
 #[test]
 fn sort_bucket_edges() {
-    let mut r = crate::scene::Rng::new(5);
+    let mut r = crate::internals::scene::Rng::new(5);
     let (i0, w) = (1000u32, 16u32);
     for &(reach, firsts) in &[(4096u32, 16u32), (100, 16), (5000, 1)] {
         let mut bk: Vec<[u32; 2]> = (0..6000)

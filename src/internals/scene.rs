@@ -39,7 +39,7 @@
 //! world, so [`mixed`] is very crowded there: it is meant for 2D and 3D.
 //!
 //! ```
-//! use broadphase::scene;
+//! use broadphase::internals::scene;
 //! let a = scene::uniform::<3>(1000, 7);
 //! let b = scene::uniform::<3>(1000, 7);
 //! assert_eq!(a, b);
