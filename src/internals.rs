@@ -1,8 +1,14 @@
 //! The crate's insides that its own benches, tests and examples reach for: seeded scene
 //! generators ([`scene`]) and the kernels measured on their own ([`morton`],
-//! [`radix_sort`]). Built for the crate's unit tests and behind the non-default
-//! `internals` feature, hidden from the docs: no stability promise.
+//! [`radix_sort`], [`sort_pair_keys`]). Built for the crate's unit tests and behind the
+//! non-default `internals` feature, hidden from the docs: no stability promise.
 
 pub mod scene;
 
 pub use crate::kernels::{morton, radix_sort};
+
+/// The pair stage alone: sorts unique pair keys `i << 32 | j` (`i < j < n_ids`), cut into
+/// parts as the sweep's chunks leave them, into the ascending pairs `[i, j]`.
+pub fn sort_pair_keys(parts: Vec<Vec<u64>>, n_ids: usize) -> Vec<[u32; 2]> {
+    crate::kernels::pair_sort::finish(parts, n_ids)
+}
