@@ -50,9 +50,10 @@ pub struct Config<const D: usize> {
     /// that touching boxes separate): a contact threshold with the sign flipped. A box that
     /// a negative margin turns inside out takes part in no pair.
     pub margin: f32,
-    /// The grid's extent. `None`: the bounds of the (margin-grown) input, found by a parallel
-    /// reduction. Boxes partly or wholly outside given bounds are clamped onto the grid and
-    /// stay exact: only speed depends on the bounds, never the pairs.
+    /// A hint of the world's extent, checked (finite, `min <= max`) but not needed: the
+    /// column grid always covers where the (margin-grown) boxes are, as the scan measures
+    /// it, so bounds far larger than the scene, of zero size or off to one side cannot put
+    /// every box into a few columns or make a call slower. The pairs never depend on it.
     pub bounds: Option<Aabb<D>>,
     /// The most Morton columns one box may be split into. A column is an aligned Morton cell
     /// of the `D - 1` axes other than the sweep axis, as long as the world along it. Every
@@ -70,6 +71,13 @@ pub struct Config<const D: usize> {
     pub refine: Refine,
     /// Which algorithm runs.
     pub method: Method,
+    /// The most pairs a call may report. A call that would report more returns
+    /// [`Error::TooManyPairs`](crate::Error::TooManyPairs), having stopped once the bound was
+    /// passed, without allocating beyond it: a guard against pair explosions (thousands of
+    /// boxes at one spot) in a frame loop. `None` (the default): no bound; a pair explosion
+    /// that cannot be allocated is then [`Error::OutOfMemory`](crate::Error::OutOfMemory)
+    /// where the allocator reports it.
+    pub max_pairs: Option<usize>,
 }
 
 impl<const D: usize> Default for Config<D> {
@@ -81,6 +89,7 @@ impl<const D: usize> Default for Config<D> {
             crowded_threshold: 64,
             refine: Refine::Sweep,
             method: Method::Auto,
+            max_pairs: None,
         }
     }
 }
@@ -119,6 +128,12 @@ impl<const D: usize> Config<D> {
     /// This configuration with [`Config::method`] set.
     pub fn with_method(mut self, method: Method) -> Self {
         self.method = method;
+        self
+    }
+
+    /// This configuration with [`Config::max_pairs`] set.
+    pub fn with_max_pairs(mut self, max_pairs: Option<usize>) -> Self {
+        self.max_pairs = max_pairs;
         self
     }
 

@@ -41,6 +41,19 @@ pub enum Error {
         /// Why it was refused.
         reason: &'static str,
     },
+    /// The call would report more pairs than [`Config::max_pairs`](crate::Config::max_pairs)
+    /// allows. It stopped once the bound was passed, without allocating beyond it; the
+    /// output is empty and the finder stays usable.
+    TooManyPairs {
+        /// The bound that was passed.
+        limit: usize,
+    },
+    /// The pairs could not be allocated (the allocator refused, as `try_reserve` reports
+    /// it). The output is empty and the finder stays usable.
+    OutOfMemory {
+        /// Pairs found when the allocation failed (a lower bound on all of them).
+        pairs: usize,
+    },
     /// A structure's `validate()` found one of its invariants broken (a bug in this crate:
     /// please report it with the detail).
     Invariant {
@@ -69,6 +82,8 @@ impl fmt::Display for Error {
                 write!(f, "{len} boxes is more than a u32 index can name")
             }
             Error::InvalidConfig { field, reason } => write!(f, "config.{field}: {reason}"),
+            Error::TooManyPairs { limit } => write!(f, "more than {limit} pairs (Config::max_pairs)"),
+            Error::OutOfMemory { pairs } => write!(f, "out of memory after {pairs} pairs"),
             Error::Invariant { detail } => write!(f, "broken invariant: {detail}"),
             Error::StaleHandle { handle } => write!(f, "handle {handle:#x} is stale"),
         }

@@ -37,6 +37,7 @@
 
 use crate::algorithms::sap::Sorted;
 use crate::columns::{Columns, Entry};
+use crate::kernels::pair_sort::PairBudget;
 use crate::{Aabb, Config, Error, Stats};
 use std::time::Instant;
 
@@ -113,21 +114,27 @@ impl<const D: usize> Broadphase<D> {
         if sweep {
             self.stats.t_scan = t0.elapsed();
             let t = Instant::now();
-            let tested = crate::algorithms::sap::sweep_into(&mut self.sweep, boxes, m, axis, out);
+            let budget = PairBudget::new(self.config.max_pairs);
+            let tested = crate::algorithms::sap::sweep_into(&mut self.sweep, boxes, m, axis, &budget, out);
             self.stats.t_sweep = t.elapsed();
             self.stats.candidates = tested;
             self.stats.exact_tests = tested;
+            if let Err(e) = budget.verdict() {
+                out.clear();
+                return Err(e);
+            }
             self.stats.pairs = out.len();
             self.stats.t_total = t0.elapsed();
             return Ok(());
         }
-        // Grid bounds: given, or those of the live grown boxes (no live box: any grid will
-        // do). Grown coordinates of finite boxes may overflow to +-inf with a huge margin;
-        // the quantiser works in f64 and clamps, so only the grid bounds are clamped.
-        let bounds = match self.config.bounds {
-            Some(b) => b,
-            None if scan.count() > 0 => Aabb { min: scan.min, max: scan.max },
-            None => Aabb { min: [0.0; D], max: [0.0; D] },
+        // Grid bounds: those of the live grown boxes, strays trimmed (no live box: any grid
+        // will do), whatever `Config::bounds` says: bounds far larger than the scene, of
+        // zero size or off to one side would put every box in a few columns. Grown
+        // coordinates of finite boxes may overflow to +-inf with a huge margin; the
+        // quantiser works in f64 and clamps, so only the grid bounds are clamped.
+        let bounds = match scan.count() > 0 {
+            true => Aabb { min: scan.min, max: scan.max },
+            false => Aabb { min: [0.0; D], max: [0.0; D] },
         };
         let bounds =
             Aabb { min: bounds.min.map(|x| x.max(f32::MIN)), max: bounds.max.map(|x| x.min(f32::MAX)) };
@@ -156,7 +163,7 @@ impl<const D: usize> Broadphase<D> {
                 &mut self.extra,
                 &mut self.stats,
                 out,
-            );
+            )?;
         } else {
             run(
                 &mut self.cols,
@@ -167,11 +174,20 @@ impl<const D: usize> Broadphase<D> {
                 &mut self.extra,
                 &mut self.stats,
                 out,
-            );
+            )?;
         }
         self.stats.pairs = out.len();
         self.stats.t_total = t0.elapsed();
         Ok(())
+    }
+
+    /// Releases every buffer the finder keeps between calls (entries, rows, pair scratch),
+    /// for after an outsized frame: the next call allocates what it needs again. The
+    /// configuration and the last statistics stay.
+    pub fn shrink_to_fit(&mut self) {
+        let (config, stats) = (self.config, std::mem::take(&mut self.stats));
+        *self = Self::new(config).expect("the configuration was checked when it was made");
+        self.stats = stats;
     }
 
     /// Statistics of the last run.
@@ -196,7 +212,7 @@ fn run<const D: usize, T: Entry>(
     extra: &mut Vec<[u32; 2]>,
     stats: &mut Stats,
     out: &mut Vec<[u32; 2]>,
-) {
+) -> Result<(), Error> {
     let t = Instant::now();
     cols.write_entries(boxes, config.margin, entries);
     entries.truncate(cols.entries);
@@ -214,8 +230,9 @@ fn run<const D: usize, T: Entry>(
     // appends them to the output itself (cleared by the caller).
     let pool: &mut [u64] = bytemuck::cast_slice_mut(&mut scratch[..]);
     let spill = std::sync::Mutex::new(std::mem::take(out));
+    let budget = PairBudget::new(config.max_pairs);
     let (counts, mut chunks) =
-        cols.sweep(entries, config.crowded_threshold, config.refine, pool, &spill, boxes.len());
+        cols.sweep(entries, config.crowded_threshold, config.refine, pool, &spill, &budget, boxes.len());
     *out = spill.into_inner().unwrap_or_else(|e| e.into_inner());
     stats.candidates = counts.candidates;
     stats.exact_tests = counts.exact_tests;
@@ -226,12 +243,19 @@ fn run<const D: usize, T: Entry>(
         stats.ranges = counts.ranges;
     }
     stats.t_sweep = t.elapsed();
+    // The keys left in the pool count too; past the bound (or short of memory) the call
+    // reports the error with an empty output, its buffers kept for the next call.
+    let in_pool: usize = chunks.iter().map(|c| c.len).sum();
+    budget.take(in_pool);
+    if let Err(e) = budget.verdict() {
+        out.clear();
+        return Err(e);
+    }
 
     // The keys wait in the scratch and the output; they are sorted in the rows and the
     // entries, idle by then. If those lack room, the scratch's keys join the others in the
     // output and the scratch is lent too; what all these lack is allocated (and kept).
     let t = Instant::now();
-    let in_pool: usize = chunks.iter().map(|c| c.len).sum();
     let mut spare = cols.spare_rows();
     spare.push(bytemuck::cast_slice_mut(&mut entries[..]));
     // Keys packed in 32 bits (up to 2^21 boxes, `kernels::pair_sort::packed_bits`) take
@@ -240,7 +264,10 @@ fn run<const D: usize, T: Entry>(
     let room: usize = packed * spare.iter().map(|s| s.len()).sum::<usize>();
     let pool: &mut [[u32; 2]] = bytemuck::cast_slice_mut(&mut scratch[..]);
     let pool = if out.len() + in_pool > room {
-        crate::columns::grow(out, in_pool);
+        if crate::columns::grow(out, in_pool).is_err() {
+            out.clear();
+            return Err(Error::OutOfMemory { pairs: in_pool + out.len() });
+        }
         for c in chunks.iter_mut() {
             // The chunk's keys in the pool move to the output's end, and become one of its
             // blocks.
@@ -272,6 +299,7 @@ fn run<const D: usize, T: Entry>(
     drop(keys);
     sorted.write(out);
     stats.t_pairs = t.elapsed();
+    Ok(())
 }
 
 /// Every pair `[i, j]`, `i < j`, of overlapping boxes, sorted ascending, unique.

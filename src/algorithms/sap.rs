@@ -23,6 +23,7 @@
 //! - Source: P. Terdiman, "Box pruning" and "Box pruning revisited": one-axis sort and
 //!   SIMD tests.
 
+use crate::kernels::pair_sort::PairBudget;
 use crate::kernels::par::SendPtr;
 
 use crate::Aabb;
@@ -322,6 +323,7 @@ pub(crate) fn sweep_into<const D: usize>(
     boxes: &[Aabb<D>],
     margin: f32,
     axis: usize,
+    budget: &PairBudget,
     out: &mut Vec<[u32; 2]>,
 ) -> usize {
     s.fill(boxes, margin, axis);
@@ -335,19 +337,60 @@ pub(crate) fn sweep_into<const D: usize>(
         .map(|c| {
             crate::kernels::simd::fast(
                 #[inline(always)]
-                || {
-                    let mut part = Vec::new();
-                    let t = complete(s, c * chunk..((c + 1) * chunk).min(n), |i, j| {
-                        part.push(crate::kernels::pair_sort::key(s.payload[i], s.payload[j]));
-                    });
-                    (part, t)
-                },
+                || sweep_chunk(s, c * chunk..((c + 1) * chunk).min(n), budget),
             )
         })
         .unzip();
+    if budget.stopped() {
+        return tests.iter().sum();
+    }
+    let total: usize = parts.iter().map(|p| p.len()).sum();
+    if out.try_reserve_exact(total.saturating_sub(out.len())).is_err() {
+        budget.out_of_memory();
+        return tests.iter().sum();
+    }
     let parts: Vec<Vec<&[[u32; 2]]>> = parts.iter().map(|p| vec![bytemuck::cast_slice(p)]).collect();
     crate::kernels::pair_sort::finish_into(&parts, boxes.len(), out);
     tests.iter().sum()
+}
+
+/// Keys a chunk of the whole-scene sweep collects before it counts them against the budget.
+const BUDGET_STEP: usize = 4096;
+
+/// The pair keys of sweep rows `rows`, and the boxes tested. Counts its keys against
+/// `budget` every [`BUDGET_STEP`] or so, and ends early once the budget stops (keys past
+/// the bound, or an allocation the allocator refused). Inlined into the caller's
+/// `simd::fast` closure, so that it is compiled for the fast instruction set too.
+#[inline(always)]
+fn sweep_chunk<const D: usize>(
+    s: &Sorted<D>,
+    rows: std::ops::Range<usize>,
+    budget: &PairBudget,
+) -> (Vec<u64>, usize) {
+    let (mut part, mut counted, mut tests) = (Vec::new(), 0, 0);
+    let mut failed = false;
+    for i in rows {
+        let a = s.get(i);
+        tests += scan(&a, s, i + 1, |j| {
+            if part.len() == part.capacity() && part.try_reserve(part.len().max(64)).is_err() {
+                failed = true;
+                return;
+            }
+            part.push(crate::kernels::pair_sort::key(s.payload[i], s.payload[j]));
+        });
+        if failed {
+            budget.out_of_memory();
+        }
+        if part.len() - counted >= BUDGET_STEP {
+            budget.take(part.len() - counted);
+            counted = part.len();
+        }
+        if budget.stopped() {
+            return (Vec::new(), tests);
+        }
+    }
+    budget.take(part.len() - counted);
+    (part, tests)
 }
 
 #[cfg(test)]

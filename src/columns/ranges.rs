@@ -74,7 +74,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         // run boxes (sizes that vary smoothly: every run box is big), the test backs off:
         // after `k` misses in a row it skips the next `k` pieces' tests.
         let (mut y0, mut misses, mut wait) = (b, 0, 0);
-        while y0 < r {
+        while y0 < r && !self.out.stopped {
             let y1 = (y0 + RANGE_PIECE).min(r);
             if wait > 0 {
                 wait -= 1;
@@ -169,7 +169,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         let mut tested = 0;
         let mut hits = std::mem::take(&mut self.hits);
         let mut rest = &order[..];
-        while !rest.is_empty() {
+        while !rest.is_empty() && !self.out.stopped {
             let q0 = f32::from_bits((rest[0] >> 32) as u32);
             let mut len = 1;
             while len < rest.len().min(8) && f32::from_bits((rest[len] >> 32) as u32) - q0 <= gap {

@@ -11,6 +11,7 @@
 //!   an eighth ([`grow`]).
 //! - Source: this crate.
 
+use crate::kernels::pair_sort::PairBudget;
 use std::sync::Mutex;
 
 /// Keys a chunk gathers before it appends them to the shared spill under its lock, at
@@ -31,10 +32,16 @@ pub(super) fn block_keys(entries: usize) -> usize {
 /// spill becomes the output, and its unused capacity is working memory (doubling can
 /// leave half of it unused). On the first frame this copies the keys about eight times
 /// where the allocator cannot grow in place; later frames reuse the output's capacity.
-pub(crate) fn grow(spill: &mut Vec<[u32; 2]>, more: usize) {
+/// Fails, changing nothing, where the allocator refuses.
+pub(crate) fn grow(spill: &mut Vec<[u32; 2]>, more: usize) -> Result<(), std::collections::TryReserveError> {
     if spill.capacity() - spill.len() < more {
-        spill.reserve_exact(more.max(spill.len() / 8).max(SPILL_BLOCK));
+        // The eighth is a wish: where the allocator refuses it, exactly `more` may still fit.
+        let wish = more.max(spill.len() / 8).max(SPILL_BLOCK);
+        if spill.try_reserve_exact(wish).is_err() {
+            spill.try_reserve_exact(more)?;
+        }
     }
+    Ok(())
 }
 
 /// Where a chunk's pair keys go: a fixed slice first, then, a block at a time, the shared
@@ -54,6 +61,10 @@ pub(super) struct Sink<'a> {
     pub(super) shift: u32,
     /// Where this sink's blocks went in the spill: `(start, len)`.
     pub(super) blocks: Vec<(usize, usize)>,
+    /// The call's pair budget: every block the spill takes is counted against it.
+    pub(super) budget: &'a PairBudget,
+    /// The budget said stop (read at each flush): the walker ends its chunk.
+    pub(super) stopped: bool,
 }
 
 /// What a sweep chunk's [`Sink`] left: its keys in its share of the pool (the first `len`),
@@ -72,6 +83,7 @@ impl<'a> Sink<'a> {
         spill: &'a Mutex<Vec<[u32; 2]>>,
         fine: (u32, u32),
         block: usize,
+        budget: &'a PairBudget,
     ) -> Self {
         Self {
             buf,
@@ -82,6 +94,8 @@ impl<'a> Sink<'a> {
             hist: vec![0; 1 << fine.0],
             shift: fine.1,
             blocks: Vec::new(),
+            budget,
+            stopped: false,
         }
     }
 
@@ -150,14 +164,19 @@ impl<'a> Sink<'a> {
     #[cold]
     #[inline(never)]
     pub(super) fn flush(&mut self) {
-        if !self.block.is_empty() {
+        // Once the budget says stop, blocks are dropped: nothing more is allocated.
+        if !self.block.is_empty() && !self.budget.stopped() && self.budget.take(self.block.len()) {
             Self::count(&mut self.hist, self.shift, &self.block);
             // A poisoned lock only means another chunk panicked: its keys are whole.
             let mut spill = self.spill.lock().unwrap_or_else(|e| e.into_inner());
-            grow(&mut spill, self.block.len());
-            self.blocks.push((spill.len(), self.block.len()));
-            spill.extend_from_slice(bytemuck::cast_slice(&self.block));
+            if grow(&mut spill, self.block.len()).is_ok() {
+                self.blocks.push((spill.len(), self.block.len()));
+                spill.extend_from_slice(bytemuck::cast_slice(&self.block));
+            } else {
+                self.budget.out_of_memory();
+            }
         }
+        self.stopped = self.budget.stopped();
         self.block.clear();
         self.block.reserve_exact(self.cap);
     }

@@ -24,6 +24,7 @@ use super::sink::ChunkKeys;
 use super::sink::Sink;
 use super::walker::Walker;
 use super::Columns;
+use crate::kernels::pair_sort::PairBudget;
 use crate::Refine;
 use rayon::prelude::*;
 use std::sync::Mutex;
@@ -35,6 +36,7 @@ impl<const D: usize> Columns<D> {
     /// chunk has entries times `pool.len() / entries.len()`) and, past that, appends them
     /// to `spill` (their bit patterns, `bytemuck::cast_slice`) a block at a time. Returns
     /// the counts and, per chunk, the `(start, len)` of the keys it left in `pool`.
+    #[allow(clippy::too_many_arguments)]
     pub fn sweep<T: Entry>(
         &self,
         entries: &[T],
@@ -42,6 +44,7 @@ impl<const D: usize> Columns<D> {
         refine: Refine,
         pool: &mut [u64],
         spill: &Mutex<Vec<[u32; 2]>>,
+        budget: &PairBudget,
         n_ids: usize,
     ) -> (SweepCounts, Vec<ChunkKeys>) {
         let n = entries.len();
@@ -87,7 +90,13 @@ impl<const D: usize> Columns<D> {
                     lay,
                     threshold: crowded_threshold as u64,
                     refine,
-                    out: Sink::new(share, spill, fine, block_keys(bounds[c + 1].max(bounds[c]) - bounds[c])),
+                    out: Sink::new(
+                        share,
+                        spill,
+                        fine,
+                        block_keys(bounds[c + 1].max(bounds[c]) - bounds[c]),
+                        budget,
+                    ),
                     uniq: Vec::new(),
                     ends: Vec::new(),
                     order: Vec::new(),

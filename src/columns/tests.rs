@@ -15,6 +15,7 @@ use super::rows::row_stride;
 use super::sink::grow;
 use super::sink::Sink;
 use super::sink::SPILL_BLOCK;
+use crate::kernels::pair_sort::PairBudget;
 use crate::kernels::simd::low_mask;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Mutex;
@@ -37,7 +38,8 @@ fn sink_keeps_every_key() {
     {
         let mut buf = vec![0u64; slots];
         let spill = Mutex::new(vec![[5u32, 5]; before]);
-        let mut sink = Sink::new(&mut buf, &spill, (2, 62), SPILL_BLOCK);
+        let budget = PairBudget::new(None);
+        let mut sink = Sink::new(&mut buf, &spill, (2, 62), SPILL_BLOCK, &budget);
         let want: Vec<u64> = (0..n as u64).map(|k| k * 7 + case as u64).collect();
         for &k in &want {
             sink.push(k);
@@ -64,7 +66,7 @@ fn spill_grows_by_an_eighth() {
     let mut spill: Vec<[u32; 2]> = Vec::new();
     for step in 0..4000usize {
         let more = [1, SPILL_BLOCK, 3 * SPILL_BLOCK + 7, 100][step % 4];
-        grow(&mut spill, more);
+        grow(&mut spill, more).expect("a small spill fits");
         assert!(spill.capacity() - spill.len() >= more, "step {step}: no room");
         spill.extend(std::iter::repeat_n([step as u32, 0], more));
         let slack = spill.capacity() - spill.len();

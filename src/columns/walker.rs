@@ -56,7 +56,8 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
     pub(super) fn walk<V: F8>(&mut self, from: usize, to: usize) {
         let e = self.entries;
         let mut a = from;
-        while a < to {
+        // A stopped budget (too many pairs) ends the chunk at the next run.
+        while a < to && !self.out.stopped {
             let head = e[a].to_u128();
             // Entries of the same column differ only below the column bits.
             let run_last = T::from_u128(head | ((1u128 << self.lay.run_from()) - 1));
@@ -114,7 +115,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
         let all = low_mask(lay.c) as u32;
         let mut tested = 0;
         let mut i = a;
-        while i + 1 < b && i + 8 <= n {
+        while i + 1 < b && i + 8 <= n && !self.out.stopped {
             let live = if b - i >= 8 { 0xff } else { (1u32 << (b - i)) - 1 };
             let lo: [f32x8; D] = std::array::from_fn(|k| f32x8::from(&cols.lo[k][i..i + 8]));
             let hi: [f32x8; D] = std::array::from_fn(|k| f32x8::from(&cols.hi[k][i..i + 8]));
@@ -162,7 +163,7 @@ impl<'a, const D: usize, T: Entry> Walker<'a, D, T> {
             }
             i += 8;
         }
-        while i < b {
+        while i < b && !self.out.stopped {
             tested += self.run_row(i, i + 1, b);
             i += 1;
         }

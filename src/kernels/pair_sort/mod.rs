@@ -26,12 +26,14 @@ use buckets::Buckets;
 
 mod bucket_sort;
 mod buckets;
+mod budget;
 mod packed;
 mod spilled;
 #[cfg(test)]
 mod tests;
 
 pub(crate) use buckets::fine_buckets;
+pub(crate) use budget::PairBudget;
 pub(crate) use packed::packed_bits;
 pub(crate) use spilled::Spilled;
 
