@@ -9,12 +9,18 @@
 //! |------------------|--------------------------------------|------------------------------------------|
 //! | `BP_SIZES`       | `10000,100000,1000000`               | `n` (mixed adds 1000 thin boxes)         |
 //! | `BP_DIMS`        | `2,3` (`1,2,3` with `BP_CHECK=1`)    | dimensions (competitors only in 2D / 3D) |
-//! | `BP_SCENES`      | `uniform,varied,clustered,mixed` (plus `all_overlapping` with `BP_CHECK=1`) | scene generators in `broadphase::internals::scene` (`terrain`, `tiles`, `flat`, `levels`: real shapes; `copies`: ten copies of every box) |
+//! | `BP_SCENES`      | `uniform,varied,clustered,mixed` (plus `all_overlapping` with `BP_CHECK=1`) | scene generators in `broadphase::internals::scene` (`terrain`, `tiles`, `flat`, `levels`: real shapes; `copies`: ten copies of every box) and `internals::cliffs` (`parked:P:X`, `staircase`, `sticks`; `cliffs`: all of them) |
 //! | `BP_THREADS`     | `1,all`                              | rayon thread counts; `all` = every core  |
 //! | `BP_COMPETITORS` | `1`                                  | `0`: only `broadphase`                   |
 //! | `BP_CHECK`       | `0`                                  | `1`: only run the correctness check      |
 //! | `BP_CHECK_N`     | `3000`                               | size of the correctness check's scenes   |
 //! | `BP_MEASURE`     | `3`                                  | criterion measurement time, seconds      |
+//! | `BP_BOUNDS`      | `none`                               | our `Config::bounds`: `huge` (+-1e9), `max` (+-`f32::MAX`), `zero`, `offset` (a unit box at 1e6); groups get `+bounds:{kind}` |
+//!
+//! The cliffs (inputs that once made the cost quadratic): `BP_SCENES=cliffs BP_SIZES=200000`
+//! for the parked shares and distances, `BP_SCENES=staircase BP_DIMS=2
+//! BP_SIZES=10000,40000,160000`, and `BP_SCENES=uniform BP_SIZES=200000 BP_BOUNDS=huge`
+//! (and `max`, `zero`, `offset`) against `BP_BOUNDS=none`.
 //!
 //! Every run first checks, for each selected dimension and scene at `n = BP_CHECK_N`, that
 //! `broadphase` and every competitor adapter find exactly the pairs of `brute_force_pairs`
@@ -35,7 +41,7 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use broadphase::internals::scene;
+use broadphase::internals::{cliffs, scene};
 use broadphase::{brute_force_pairs, Aabb, Broadphase, Config};
 use broccoli::axgeom::Rect;
 use broccoli::Tree;
@@ -61,6 +67,23 @@ struct Opts {
     check_only: bool,
     check_n: usize,
     measure: Duration,
+    /// `BP_BOUNDS`: the `Config::bounds` our runs get (`none`, `huge`, `max`, `zero`,
+    /// `offset`).
+    bounds: String,
+}
+
+/// Our configuration under `BP_BOUNDS`: no bounds, +-1e9, +-`f32::MAX`, a zero-size box at
+/// the origin, or a unit box at 1e6 (off to one side of every scene).
+fn our_config<const D: usize>(bounds: &str) -> Config<D> {
+    let b = match bounds {
+        "none" => None,
+        "huge" => Some(Aabb::new([-1e9; D], [1e9; D])),
+        "max" => Some(Aabb::new([f32::MIN; D], [f32::MAX; D])),
+        "zero" => Some(Aabb::new([0.0; D], [0.0; D])),
+        "offset" => Some(Aabb::new([1e6; D], [1e6 + 1.0; D])),
+        _ => panic!("BP_BOUNDS: none, huge, max, zero or offset, not {bounds:?}"),
+    };
+    Config::default().with_bounds(b)
 }
 
 fn env_list(name: &str, default: &str) -> Vec<String> {
@@ -97,12 +120,16 @@ impl Opts {
         } else {
             "uniform,varied,clustered,mixed"
         };
-        let scenes = env_list("BP_SCENES", default_scenes);
+        let scenes: Vec<String> = env_list("BP_SCENES", default_scenes)
+            .into_iter()
+            .flat_map(|s| if s == "cliffs" { cliffs::names() } else { vec![s] })
+            .collect();
         for s in &scenes {
             assert!(
-                scene::SCENES.contains(&s.as_str()),
-                "BP_SCENES: unknown scene {s:?}; known: {:?}",
-                scene::SCENES
+                scene::by_name::<2>(s, 4, 1).is_some(),
+                "BP_SCENES: unknown scene {s:?}; known: {:?}, `cliffs` or {:?}",
+                scene::SCENES,
+                cliffs::names()
             );
         }
         let mut threads: Vec<usize> = env_list("BP_THREADS", "1,all")
@@ -121,6 +148,7 @@ impl Opts {
             check_only,
             check_n: env_num("BP_CHECK_N", 3000),
             measure: Duration::from_secs_f64(env_num("BP_MEASURE", 3) as f64),
+            bounds: env_list("BP_BOUNDS", "none").concat(),
         }
     }
 }
@@ -288,10 +316,12 @@ fn bench_dim<const D: usize>(c: &mut Criterion, opts: &Opts, pools: &[(usize, ra
     for name in &opts.scenes {
         for &n in &opts.sizes {
             let boxes = scene::by_name::<D>(name, n, SEED).unwrap();
-            let group_name = format!("pairs/{}/{name}/{n}", dim_label::<D>());
+            let config = our_config::<D>(&opts.bounds);
+            let with = if opts.bounds == "none" { String::new() } else { format!("+bounds:{}", opts.bounds) };
+            let group_name = format!("pairs/{}/{name}{with}/{n}", dim_label::<D>());
 
             // Untimed: the pair count, and each competitor's count as a check at this size.
-            let mut bp = Broadphase::<D>::new(Config::default()).unwrap();
+            let mut bp = Broadphase::<D>::new(config).unwrap();
             let mut ours = Vec::new();
             all_pool.install(|| bp.find_pairs(&boxes, &mut ours)).expect("broadphase");
             let mut line = format!(
@@ -334,7 +364,7 @@ fn bench_dim<const D: usize>(c: &mut Criterion, opts: &Opts, pools: &[(usize, ra
                 .measurement_time(opts.measure);
 
             for (t, pool) in pools {
-                let mut bp = Broadphase::<D>::new(Config::default()).unwrap();
+                let mut bp = Broadphase::<D>::new(config).unwrap();
                 let mut out: Pairs = Vec::new();
                 g.bench_function(format!("broadphase/t{t}"), |b| {
                     b.iter(|| {
