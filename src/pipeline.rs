@@ -57,6 +57,15 @@ pub struct Broadphase<const D: usize> {
     extra: Vec<[u32; 2]>,
     /// The whole-scene sweep's sorted boxes (`Method::Sweep`, or `Auto` on sparse scenes).
     sweep: Sorted<D>,
+    /// Where the plan set boxes apart (far outside the grid; [`crate::columns::Strays`]):
+    /// a finder of their own for them and the boxes crossing the grid's border (made on the
+    /// first such frame, never setting boxes apart itself), those boxes, their pairs, and
+    /// the keys of the pairs with a far box.
+    nested: bool,
+    apart: Option<Box<Broadphase<D>>>,
+    apart_boxes: Vec<Aabb<D>>,
+    apart_pairs: Vec<[u32; 2]>,
+    apart_keys: Vec<u64>,
     stats: Stats,
 }
 
@@ -73,6 +82,11 @@ impl<const D: usize> Broadphase<D> {
             e128_scratch: Vec::new(),
             extra: Vec::new(),
             sweep: Sorted::default(),
+            nested: false,
+            apart: None,
+            apart_boxes: Vec::new(),
+            apart_pairs: Vec::new(),
+            apart_keys: Vec::new(),
             stats: Stats::default(),
         })
     }
@@ -106,9 +120,12 @@ impl<const D: usize> Broadphase<D> {
         if scan.invalid {
             crate::validate::check_boxes(boxes)?;
         }
+        let full = (scan.min, scan.max);
         if let Some(sample) = &sample {
             scan.trim(sample);
         }
+        // Boxes can lie outside the grid only where the trim narrowed it.
+        let narrowed = full != (scan.min, scan.max);
         let (axis, per_box) = scan.best();
         let sweep = crate::choose::sweeps::<D>(self.config.method, &scan, per_box);
         if sweep {
@@ -151,8 +168,12 @@ impl<const D: usize> Broadphase<D> {
             scan.mean_extent(axis),
             bulk,
             scan.size_spread(),
+            narrowed && !self.nested,
         );
         self.stats.t_scan = t0.elapsed();
+        let t = Instant::now();
+        self.pairs_apart(boxes)?;
+        let t_apart = t.elapsed();
         if self.cols.layout.bits() <= 64 {
             run(
                 &mut self.cols,
@@ -161,6 +182,7 @@ impl<const D: usize> Broadphase<D> {
                 &mut self.e64,
                 &mut self.e64_scratch,
                 &mut self.extra,
+                &self.apart_keys,
                 &mut self.stats,
                 out,
             )?;
@@ -172,12 +194,51 @@ impl<const D: usize> Broadphase<D> {
                 &mut self.e128,
                 &mut self.e128_scratch,
                 &mut self.extra,
+                &self.apart_keys,
                 &mut self.stats,
                 out,
             )?;
         }
+        self.stats.t_sweep += t_apart;
+        if let (false, Some(f)) = (self.cols.strays.far.is_empty(), &self.apart) {
+            self.stats.entries += f.stats.entries;
+            self.stats.candidates += f.stats.candidates;
+            self.stats.exact_tests += f.stats.exact_tests;
+        }
         self.stats.pairs = out.len();
         self.stats.t_total = t0.elapsed();
+        Ok(())
+    }
+
+    /// The pairs with a box the plan set apart (far outside the grid), as keys in
+    /// `apart_keys`: the far boxes and those crossing the grid's border go to a finder of
+    /// their own, whose own scan fits its grid to them, and of its pairs those with a far
+    /// box are kept (two crossing boxes have their entries in the columns). Their cost is
+    /// that of their own layout, never the bulk's.
+    fn pairs_apart(&mut self, boxes: &[Aabb<D>]) -> Result<(), Error> {
+        self.apart_keys.clear();
+        let st = &self.cols.strays;
+        if st.far.is_empty() {
+            return Ok(());
+        }
+        self.apart_boxes.clear();
+        self.apart_boxes.extend(st.far.iter().chain(&st.crossing).map(|&i| boxes[i as usize]));
+        let finder = self.apart.get_or_insert_with(|| {
+            let mut f = Broadphase::new(self.config).expect("the configuration was checked");
+            f.nested = true;
+            Box::new(f)
+        });
+        finder.frame(&self.apart_boxes, &mut self.apart_pairs)?;
+        let ids = |a: u32| {
+            st.far.get(a as usize).copied().unwrap_or_else(|| st.crossing[a as usize - st.far.len()])
+        };
+        let nf = st.far.len() as u32;
+        self.apart_keys.extend(
+            self.apart_pairs
+                .iter()
+                .filter(|p| p[0] < nf)
+                .map(|p| crate::kernels::pair_sort::key(ids(p[0]), ids(p[1]))),
+        );
         Ok(())
     }
 
@@ -185,9 +246,9 @@ impl<const D: usize> Broadphase<D> {
     /// for after an outsized frame: the next call allocates what it needs again. The
     /// configuration and the last statistics stay.
     pub fn shrink_to_fit(&mut self) {
-        let (config, stats) = (self.config, std::mem::take(&mut self.stats));
+        let (config, stats, nested) = (self.config, std::mem::take(&mut self.stats), self.nested);
         *self = Self::new(config).expect("the configuration was checked when it was made");
-        self.stats = stats;
+        (self.stats, self.nested) = (stats, nested);
     }
 
     /// Statistics of the last run.
@@ -210,6 +271,7 @@ fn run<const D: usize, T: Entry>(
     entries: &mut Vec<T>,
     scratch: &mut Vec<T>,
     extra: &mut Vec<[u32; 2]>,
+    apart: &[u64],
     stats: &mut Stats,
     out: &mut Vec<[u32; 2]>,
 ) -> Result<(), Error> {
@@ -246,7 +308,7 @@ fn run<const D: usize, T: Entry>(
     // The keys left in the pool count too; past the bound (or short of memory) the call
     // reports the error with an empty output, its buffers kept for the next call.
     let in_pool: usize = chunks.iter().map(|c| c.len).sum();
-    budget.take(in_pool);
+    budget.take(in_pool + apart.len());
     if let Err(e) = budget.verdict() {
         out.clear();
         return Err(e);
@@ -263,7 +325,7 @@ fn run<const D: usize, T: Entry>(
     let packed = 1 + crate::kernels::pair_sort::packed_bits(boxes.len()).is_some() as usize;
     let room: usize = packed * spare.iter().map(|s| s.len()).sum::<usize>();
     let pool: &mut [[u32; 2]] = bytemuck::cast_slice_mut(&mut scratch[..]);
-    let pool = if out.len() + in_pool > room {
+    let pool = if out.len() + in_pool + apart.len() > room {
         if crate::columns::grow(out, in_pool).is_err() {
             out.clear();
             return Err(Error::OutOfMemory { pairs: in_pool + out.len() });
@@ -294,7 +356,18 @@ fn run<const D: usize, T: Entry>(
                 .collect()
         })
         .collect();
-    let fine: Vec<Vec<u32>> = chunks.into_iter().map(|c| c.hist).collect();
+    let mut fine: Vec<Vec<u32>> = chunks.into_iter().map(|c| c.hist).collect();
+    // The keys of the pairs found apart (strays) are one part more, counted here.
+    let mut keys = keys;
+    if !apart.is_empty() {
+        let (bits, shift) = crate::kernels::pair_sort::fine_buckets(boxes.len());
+        let mut hist = vec![0u32; 1 << bits];
+        for &k in apart {
+            hist[(k >> shift) as usize] += 1;
+        }
+        keys.push(vec![bytemuck::cast_slice(apart)]);
+        fine.push(hist);
+    }
     let sorted = crate::kernels::pair_sort::Spilled::scatter(&keys, Some(&fine), boxes.len(), spare, extra);
     drop(keys);
     sorted.write(out);

@@ -79,12 +79,22 @@ pub(crate) fn sweep_max_per_box<const D: usize>(n: usize, size_spread: f64) -> f
     (base * (SWEEP_FULL_BELOW / n as f64).min(1.0)).max(SWEEP_MIN_PER_BOX)
 }
 
+/// The largest share of strays set apart by the trim ([`AxisStats::cut`]) at which `Auto`
+/// may still sweep the scene whole. The estimate is the bulk's, and a whole-scene sweep
+/// takes the strays along; past this share the columns run, with the strays apart.
+/// PERF: benches/pairs.rs (`parked:50:1e9`, 3D).
+pub(crate) const STRAYS_SWEPT_MAX: f64 = 0.125;
+
 /// Whether `method` sweeps a scene of these statistics whole (else: the columns). In 1D a
 /// column is the whole line, so `Auto` always sweeps there.
 pub(crate) fn sweeps<const D: usize>(method: Method, scan: &AxisStats<D>, per_box: f64) -> bool {
     match method {
         Method::Sweep => true,
         Method::Columns => false,
-        Method::Auto => D < 2 || per_box <= sweep_max_per_box::<D>(scan.count(), scan.size_spread()),
+        Method::Auto => {
+            D < 2
+                || (scan.cut() <= STRAYS_SWEPT_MAX
+                    && per_box <= sweep_max_per_box::<D>(scan.count(), scan.size_spread()))
+        }
     }
 }

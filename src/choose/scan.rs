@@ -43,6 +43,8 @@ pub(crate) struct AxisStats<const D: usize> {
     /// over 10th (infinite when the 10th is 0; set by [`AxisStats::trim`], 1 where it has
     /// not run).
     pub(super) size_spread: f64,
+    /// The share of the trim sample set apart as strays (0 before the trim).
+    pub(super) cut: f64,
     /// Bounds of the boxes added (`+inf..-inf` when none).
     pub min: [f32; D],
     pub max: [f32; D],
@@ -60,6 +62,7 @@ impl<const D: usize> AxisStats<D> {
         covered: [1.0; D],
         bulk: [0.0; D],
         size_spread: 1.0,
+        cut: 0.0,
         lo: [f64::INFINITY; D],
         hi: [f64::NEG_INFINITY; D],
         min: [f32::INFINITY; D],
@@ -106,6 +109,7 @@ impl<const D: usize> AxisStats<D> {
     pub fn trim(&mut self, t: &TrimSample<D>) {
         let (s, out) = (t.s, t.out);
         self.size_spread = t.size_spread;
+        self.cut = t.cut;
         for k in 0..D {
             // Extents first: a few huge strays would make the mean extent, and so the
             // whole-scene sweep's cost and the level model's candidate cost, as large as
@@ -192,6 +196,11 @@ impl<const D: usize> AxisStats<D> {
         } else {
             1.0
         }
+    }
+
+    /// The share of the boxes set apart as strays beyond a gap, as the trim sample saw it.
+    pub fn cut(&self) -> f64 {
+        self.cut
     }
 
     /// How far the boxes' sizes spread (see `size_spread`).
@@ -287,6 +296,7 @@ pub(crate) fn scan_scene<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> Axis
                         covered: [1.0; D],
                         bulk: [0.0; D],
                         size_spread: 1.0,
+                        cut: 0.0,
                         lo: lo.map(f64::from),
                         hi: hi_lo.map(f64::from),
                         min: lo,

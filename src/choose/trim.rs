@@ -35,6 +35,13 @@ pub(super) fn sample_index(block: usize, stride: usize, n: usize) -> usize {
 /// One sampled box in this many, each side, is left out of the trimmed spreads and bounds
 /// (8 of 512: 1.6%, so up to that share of strays; fewer samples leave fewer out).
 pub(super) const TRIM_OUT: usize = 64;
+/// A gap in the sample's lower bounds on one axis this many times wider than the span of
+/// the boxes on its fuller side (plus their mean extent) sets the boxes beyond it apart as
+/// strays, however many of the sample they are (up to half): objects parked far away, a
+/// second scene far off. Worlds laid out side by side, even 100 world sides apart, stay
+/// whole: their gaps are narrower than the worlds' span.
+pub(super) const STRAY_GAP: f64 = 64.0;
+
 /// How many times `density + ties` the sample's own sweep must expect for the boxes to
 /// count as gathered in a few far-apart places
 /// ([`AxisStats::per_box`](super::AxisStats::per_box)).
@@ -53,6 +60,8 @@ pub(crate) struct TrimSample<const D: usize> {
     pub(super) s: usize,
     pub(super) out: usize,
     pub(super) size_spread: f64,
+    /// The share of the sample set apart as strays ([`cut_strays`]).
+    pub(super) cut: f64,
     /// Per axis: the mean extent without the `out` largest, the sample's cover, its own
     /// sweep's tests (0 where it covers [`SPARSE_COVER`] or more), its tie share, the
     /// `out`-th smallest and largest lower bounds, and the `out`-th largest upper bound.
@@ -82,6 +91,8 @@ impl<const D: usize> TrimSample<D> {
                 hi[k].push(g.max[k]);
             }
         }
+        let s0 = lo[0].len();
+        cut_strays(&mut lo, &mut hi);
         let s = lo[0].len();
         let out = s / TRIM_OUT;
         if out == 0 {
@@ -95,6 +106,7 @@ impl<const D: usize> TrimSample<D> {
             s,
             out,
             size_spread: if p10 > 0.0 { p90 / p10 } else { f64::INFINITY },
+            cut: (s0 - s) as f64 / s0.max(1) as f64,
             trimmed: [0.0; D],
             covered: [0.0; D],
             tests: [0.0; D],
@@ -207,4 +219,59 @@ pub(super) fn sample_tests(lo: &[f32], hi: &[f32]) -> f64 {
         tests += order.partition_point(|c| c.0 <= h).saturating_sub(i + 1);
     }
     tests as f64
+}
+
+/// Drops from the sample, axis by axis, the boxes beyond a [`STRAY_GAP`] gap in the lower
+/// bounds: the side with fewer boxes (of equal counts, the wider one) goes, so that the
+/// sample's figures, and the grid bounds taken from them, are the bulk's. At most half
+/// the sample goes in all.
+fn cut_strays<const D: usize>(lo: &mut [Vec<f32>; D], hi: &mut [Vec<f32>; D]) {
+    let s0 = lo[0].len();
+    let mut sorted = Vec::with_capacity(s0);
+    for k in 0..D {
+        let s = lo[k].len();
+        if s < 8 {
+            return;
+        }
+        // The widest gap between neighbours in value order: `sorted[p - 1]..sorted[p]`.
+        sorted.clear();
+        sorted.extend_from_slice(&lo[k]);
+        sort_total(&mut sorted);
+        let at = |j: usize| sorted[j] as f64;
+        let (mut p, mut gap) = (0, 0.0);
+        for j in 1..s {
+            let g = at(j) - at(j - 1);
+            if g > gap {
+                (p, gap) = (j, g);
+            }
+        }
+        if p == 0 {
+            continue;
+        }
+        let (low_span, high_span) = (at(p - 1) - at(0), at(s - 1) - at(p));
+        // Keep the fuller side; of equal counts, the narrower.
+        let keep_low = p > s - p || (p == s - p && low_span <= high_span);
+        let (span, cut) = if keep_low { (low_span, s - p) } else { (high_span, p) };
+        let split = sorted[p];
+        let kept = |v: f32| (v < split) == keep_low;
+        let (mut ext, mut m) = (0.0, 0usize);
+        for (&l, &h) in lo[k].iter().zip(&hi[k]) {
+            if kept(l) {
+                ext += h as f64 - l as f64;
+                m += 1;
+            }
+        }
+        let ext = ext / m.max(1) as f64;
+        if gap <= STRAY_GAP * (span + ext) || s0 - (s - cut) > s0 / 2 {
+            continue;
+        }
+        let keep: Vec<bool> = lo[k].iter().map(|&v| kept(v)).collect();
+        for v in lo.iter_mut().chain(hi.iter_mut()) {
+            let mut i = 0;
+            v.retain(|_| {
+                i += 1;
+                keep[i - 1]
+            });
+        }
+    }
 }

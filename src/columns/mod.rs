@@ -80,6 +80,15 @@ pub(crate) use sink::grow;
 
 use crate::kernels::morton::Quantizer;
 
+/// Boxes the plan sets apart, by input index, ascending: those wholly outside the grid
+/// (`far`: no entries) and those that cross its border (`crossing`: entries as any box).
+/// The pipeline finds every pair with a far box apart, among these two lists.
+#[derive(Debug, Default)]
+pub(crate) struct Strays {
+    pub far: Vec<u32>,
+    pub crossing: Vec<u32>,
+}
+
 /// The boxes' levels, counts and the layout; after [`Columns::gather`] the rows in entry order.
 #[derive(Debug)]
 pub(crate) struct Columns<const D: usize> {
@@ -96,6 +105,8 @@ pub(crate) struct Columns<const D: usize> {
     chunk_entries: Vec<usize>,
     /// Total entries.
     pub entries: usize,
+    /// Boxes set apart by the plan (see [`Strays`]).
+    pub strays: Strays,
     /// The plan's memo of levels by size classes.
     levels: LevelTable,
     /// Rows in entry order, one array after the other, [`row_stride`](rows::row_stride) apart: bounds of the
@@ -121,6 +132,7 @@ impl<const D: usize> Default for Columns<D> {
             count: Vec::new(),
             chunk_entries: Vec::new(),
             entries: 0,
+            strays: Strays::default(),
             levels: LevelTable::default(),
             rows: Vec::new(),
             stride: 0,

@@ -25,7 +25,7 @@ use super::levels::LevelModel;
 use super::levels::LevelTable;
 use super::levels::ENTRY_BYTES;
 use super::levels::MEMORY_PER_BOX;
-use super::Columns;
+use super::{Columns, Strays};
 use crate::kernels::morton::grid_bits;
 use crate::kernels::morton::Quantizer;
 use crate::kernels::par::chunk_len;
@@ -55,6 +55,7 @@ impl<const D: usize> Columns<D> {
         mean_ext: f64,
         bulk: [(Option<f64>, f64); D],
         spread: f64,
+        split_strays: bool,
     ) {
         let m = config.margin;
         let bits = grid_bits(D);
@@ -180,6 +181,46 @@ impl<const D: usize> Columns<D> {
             parts = pass(&LevelModel::new(c, bits, budget, lambda * shrink, world), &table);
         }
         self.levels = table;
+        // Boxes wholly outside the grid (strays the trim left out: objects parked far away)
+        // lose their entries where `split_strays` is set: clamped onto the grid's border they
+        // would crowd its border columns. The pipeline finds their pairs apart, with the
+        // boxes that cross the grid's border (`Columns::strays`). A pass of its own, so
+        // that the plan's loop stays as tight where nothing lies outside (the common case).
+        self.strays.far.clear();
+        self.strays.crossing.clear();
+        if split_strays {
+            let (glo, ghi) = (bounds.min, grid_hi);
+            let count_out = SendPtr(self.count.as_mut_ptr());
+            let found: Vec<(usize, Strays)> = boxes
+                .par_chunks(chunk)
+                .enumerate()
+                .map(|(ci, part)| {
+                    let (mut gone, mut st) = (0usize, Strays::default());
+                    for (j, b) in part.iter().enumerate() {
+                        let (i, g) = (ci * chunk + j, b.grown(m));
+                        if g.is_inverted() {
+                            continue;
+                        }
+                        if (0..D).any(|k| g.max[k] < glo[k] || g.min[k] > ghi[k]) {
+                            st.far.push(i as u32);
+                            // SAFETY: `i < n` (`count` has length n) lies in this chunk
+                            // alone, so no other task reads or writes it.
+                            gone += unsafe { count_out.0.add(i).read() } as usize;
+                            // SAFETY: as above.
+                            unsafe { count_out.put(i, 0) };
+                        } else if (0..D).any(|k| g.min[k] < glo[k] || g.max[k] > ghi[k]) {
+                            st.crossing.push(i as u32);
+                        }
+                    }
+                    (gone, st)
+                })
+                .collect();
+            for (p, (gone, st)) in parts.iter_mut().zip(found) {
+                p.2 -= gone;
+                self.strays.far.extend_from_slice(&st.far);
+                self.strays.crossing.extend_from_slice(&st.crossing);
+            }
+        }
         let (mut l_min, mut l_max, mut cells) = (u32::MAX, 0, 0);
         self.chunk_entries.clear();
         for &(a, b, k) in &parts {

@@ -251,6 +251,7 @@ impl<const D: usize> Quantizer<D> {
         unsafe { t.to_int_unchecked::<i64>() as u32 }
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// The grid point of `p`.
     #[inline(always)]
     pub fn point(&self, p: &[f32; D]) -> [u32; D] {
