@@ -149,9 +149,10 @@ impl<const D: usize> Broadphase<D> {
         // zero size or off to one side would put every box in a few columns. Grown
         // coordinates of finite boxes may overflow to +-inf with a huge margin; the
         // quantiser works in f64 and clamps, so only the grid bounds are clamped.
-        let bounds = match scan.count() > 0 {
-            true => Aabb { min: scan.min, max: scan.max },
-            false => Aabb { min: [0.0; D], max: [0.0; D] },
+        let bounds = if scan.count() > 0 {
+            Aabb { min: scan.min, max: scan.max }
+        } else {
+            Aabb { min: [0.0; D], max: [0.0; D] }
         };
         let bounds =
             Aabb { min: bounds.min.map(|x| x.max(f32::MIN)), max: bounds.max.map(|x| x.min(f32::MAX)) };
