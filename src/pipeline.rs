@@ -73,7 +73,12 @@ impl<const D: usize> Broadphase<D> {
     /// A finder with this configuration (checked here, once).
     pub fn new(config: Config<D>) -> Result<Self, Error> {
         config.validate()?;
-        Ok(Self {
+        Ok(Self::checked(config, false))
+    }
+
+    /// A finder with no buffers yet, for a configuration already checked.
+    fn checked(config: Config<D>, nested: bool) -> Self {
+        Self {
             config,
             cols: Columns::default(),
             e64: Vec::new(),
@@ -82,13 +87,13 @@ impl<const D: usize> Broadphase<D> {
             e128_scratch: Vec::new(),
             extra: Vec::new(),
             sweep: Sorted::default(),
-            nested: false,
+            nested,
             apart: None,
             apart_boxes: Vec::new(),
             apart_pairs: Vec::new(),
             apart_keys: Vec::new(),
             stats: Stats::default(),
-        })
+        }
     }
 
     /// Every pair `[i, j]`, `i < j`, of overlapping boxes, sorted ascending and unique, into
@@ -224,11 +229,8 @@ impl<const D: usize> Broadphase<D> {
         }
         self.apart_boxes.clear();
         self.apart_boxes.extend(st.far.iter().chain(&st.crossing).map(|&i| boxes[i as usize]));
-        let finder = self.apart.get_or_insert_with(|| {
-            let mut f = Broadphase::new(self.config).expect("the configuration was checked");
-            f.nested = true;
-            Box::new(f)
-        });
+        let config = self.config;
+        let finder = self.apart.get_or_insert_with(|| Box::new(Broadphase::checked(config, true)));
         finder.frame(&self.apart_boxes, &mut self.apart_pairs)?;
         let ids = |a: u32| {
             st.far.get(a as usize).copied().unwrap_or_else(|| st.crossing[a as usize - st.far.len()])
@@ -247,9 +249,9 @@ impl<const D: usize> Broadphase<D> {
     /// for after an outsized frame: the next call allocates what it needs again. The
     /// configuration and the last statistics stay.
     pub fn shrink_to_fit(&mut self) {
-        let (config, stats, nested) = (self.config, std::mem::take(&mut self.stats), self.nested);
-        *self = Self::new(config).expect("the configuration was checked when it was made");
-        (self.stats, self.nested) = (stats, nested);
+        let stats = std::mem::take(&mut self.stats);
+        *self = Self::checked(self.config, self.nested);
+        self.stats = stats;
     }
 
     /// Statistics of the last run.

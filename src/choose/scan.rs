@@ -291,17 +291,12 @@ pub(crate) fn scan_scene<const D: usize>(boxes: &[Aabb<D>], margin: f32) -> Axis
                     AxisStats {
                         count: count as f64,
                         ext,
-                        ties: [0.0; D],
-                        local: [0.0; D],
-                        covered: [1.0; D],
-                        bulk: [0.0; D],
-                        size_spread: 1.0,
-                        cut: 0.0,
                         lo: lo.map(f64::from),
                         hi: hi_lo.map(f64::from),
                         min: lo,
                         max: hi,
                         invalid: !ok,
+                        ..AxisStats::EMPTY
                     }
                 },
             )
