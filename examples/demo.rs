@@ -9,7 +9,7 @@
 //! shared machine the minimum is the steadiest figure; benches give the medians).
 
 use broadphase::internals::scene;
-use broadphase::{Aabb, Broadphase, Config};
+use broadphase::{Aabb, Broadphase, Config, Method};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 use std::time::Instant;
@@ -80,7 +80,15 @@ fn run<const D: usize>(name: &str, n: usize, frames: usize) {
     // Working memory of a cold run: peak live bytes above the input, minus the output.
     let base = LIVE.load(Relaxed);
     PEAK.store(base, Relaxed);
-    let mut bp = Broadphase::<D>::new(Config::default()).expect("default config is valid");
+    // BP_METHOD=columns|sweep|tree forces a method (default: auto).
+    let method = match std::env::var("BP_METHOD").as_deref() {
+        Ok("columns") => Method::Columns,
+        Ok("sweep") => Method::Sweep,
+        Ok("tree") => Method::Tree,
+        _ => Method::Auto,
+    };
+    let mut bp =
+        Broadphase::<D>::new(Config::default().with_method(method)).expect("default config is valid");
     let last = frames - 1;
     let mut work = 0;
     let mut best = [f64::INFINITY; 6];

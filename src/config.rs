@@ -31,6 +31,11 @@ pub enum Method {
     Columns,
     /// Always a whole-scene sweep-and-prune along the best axis.
     Sweep,
+    /// Always a linear BVH over the boxes in Morton order (Karras 2012), each box walking
+    /// down it to the boxes after it that it meets. `Auto` takes it where long boxes cross
+    /// each other across the columns (a staircase of planks), which sweeps and columns
+    /// test nearly pair by pair.
+    Tree,
 }
 
 /// Settings for [`find_pairs_with`](crate::find_pairs_with) and [`Broadphase`](crate::Broadphase).

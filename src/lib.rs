@@ -26,12 +26,14 @@
 //! The modules, in the order a frame meets them: `choose` (scan the scene, pick the
 //! algorithm), `columns` (the column pipeline, a file a stage), `algorithms` (brute force,
 //! sweep-and-prune, RDC) and `kernels` (Morton codes, radix sort, pair sort, SIMD,
-//! parallel plumbing); `pipeline` drives them. Dependencies point one way: pipeline ->
-//! choose, columns -> algorithms -> kernels -> the types.
+//! parallel plumbing), with `bvh` (the tree for layouts that defeat columns); `pipeline`
+//! drives them. Dependencies point one way: pipeline -> choose, columns, bvh ->
+//! algorithms -> kernels -> the types.
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod aabb;
 mod algorithms;
+mod bvh;
 mod choose;
 mod columns;
 mod config;

@@ -4,7 +4,7 @@
 //! 1. **scan** (`t_scan`): validate the boxes and measure them in one pass beside the trim
 //!    sample (`choose::scan_scene`, `choose::TrimSample`), name the first bad box if any
 //!    (`validate::check_boxes`), fix the grid bounds and the sweep axis, make the choice
-//!    (`choose::sweeps`), then plan the column levels (`Columns::plan`).
+//!    (`choose::choose`), then plan the column levels (`Columns::plan`).
 //! 2. **entries** (`t_entries`): one entry key per box and column it touches
 //!    (`Columns::write_entries`).
 //! 3. **sort** (`t_sort`): LSD radix sort of the entry keys on their bits from `qx` up: by
@@ -18,7 +18,10 @@
 //!
 //! Where the choice is a whole-scene sweep (`Method::Sweep`, or `Auto` on a sparse scene),
 //! `algorithms::sap::sweep_into` replaces stages 2 to 5 and is timed in `t_sweep`, its pair
-//! sort included, after the scan in `t_scan`.
+//! sort included, after the scan in `t_scan`. Where it is the tree (`Method::Tree`, or
+//! `Auto` where long boxes cross across the columns), `bvh::Bvh::build` (timed in
+//! `t_sort`) and `bvh::Bvh::pairs_into` (in `t_sweep`, its pair sort included) replace
+//! them.
 //!
 //! - Input: the boxes and the [`Config`] (checked once, in [`Broadphase::new`]).
 //! - Output: every overlapping pair `[i, j]`, `i < j`, sorted ascending and unique.
@@ -36,6 +39,8 @@
 //! one generic `run` serves both.
 
 use crate::algorithms::sap::Sorted;
+use crate::bvh::Bvh;
+use crate::choose::Choice;
 use crate::columns::{Columns, Entry};
 use crate::kernels::pair_sort::PairBudget;
 use crate::{Aabb, Config, Error, Stats};
@@ -57,6 +62,8 @@ pub struct Broadphase<const D: usize> {
     extra: Vec<[u32; 2]>,
     /// The whole-scene sweep's sorted boxes (`Method::Sweep`, or `Auto` on sparse scenes).
     sweep: Sorted<D>,
+    /// The tree (`Method::Tree`, or `Auto` where long boxes cross across the columns).
+    tree: Bvh<D>,
     /// Where the plan set boxes apart (far outside the grid; [`crate::columns::Strays`]):
     /// a finder of their own for them and the boxes crossing the grid's border (made on the
     /// first such frame, never setting boxes apart itself), those boxes, their pairs, and
@@ -87,6 +94,7 @@ impl<const D: usize> Broadphase<D> {
             e128_scratch: Vec::new(),
             extra: Vec::new(),
             sweep: Sorted::default(),
+            tree: Bvh::default(),
             nested,
             apart: None,
             apart_boxes: Vec::new(),
@@ -132,13 +140,20 @@ impl<const D: usize> Broadphase<D> {
         // Boxes can lie outside the grid only where the trim narrowed it.
         let narrowed = full != (scan.min, scan.max);
         let (axis, per_box) = scan.best();
-        let sweep = crate::choose::sweeps::<D>(self.config.method, &scan, per_box);
-        if sweep {
+        let choice = crate::choose::choose::<D>(self.config.method, &scan, sample.as_ref(), axis, per_box);
+        if choice != Choice::Columns {
             self.stats.t_scan = t0.elapsed();
             let t = Instant::now();
             let budget = PairBudget::new(self.config.max_pairs);
-            let tested = crate::algorithms::sap::sweep_into(&mut self.sweep, boxes, m, axis, &budget, out);
-            self.stats.t_sweep = t.elapsed();
+            let tested = if choice == Choice::Tree {
+                self.tree.build(boxes, m);
+                self.stats.entries = self.tree.len();
+                self.stats.t_sort = t.elapsed();
+                self.tree.pairs_into(boxes.len(), &budget, out)
+            } else {
+                crate::algorithms::sap::sweep_into(&mut self.sweep, boxes, m, axis, &budget, out)
+            };
+            self.stats.t_sweep = t.elapsed() - self.stats.t_sort;
             self.stats.candidates = tested;
             self.stats.exact_tests = tested;
             if let Err(e) = budget.verdict() {

@@ -37,6 +37,7 @@
 //! PERF: benches/pairs.rs (uniform, varied, clustered; 10k to 1M; 2D and 3D) and
 //! benches/rdc.rs (`sap` against `pipeline`) show where the two cross.
 
+mod cliff;
 mod scan;
 #[cfg(test)]
 mod tests;
@@ -85,16 +86,64 @@ pub(crate) fn sweep_max_per_box<const D: usize>(n: usize, size_spread: f64) -> f
 /// PERF: benches/pairs.rs (`parked:50:1e9`, 3D).
 pub(crate) const STRAYS_SWEPT_MAX: f64 = 0.125;
 
-/// Whether `method` sweeps a scene of these statistics whole (else: the columns). In 1D a
-/// column is the whole line, so `Auto` always sweeps there.
-pub(crate) fn sweeps<const D: usize>(method: Method, scan: &AxisStats<D>, per_box: f64) -> bool {
+/// What a frame runs: a whole-scene sweep, the columns, or the tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Choice {
+    Sweep,
+    Columns,
+    Tree,
+}
+
+/// The fewest candidates a box must be expected to meet in the columns
+/// ([`TrimSample::column_tests`]) for `Method::Auto` to take the tree. The estimate takes
+/// every box at its coarsest level, so it overstates the columns' candidates several
+/// times where long boxes are few or short; below this the columns win: on the sticks
+/// (an eighth of the world long, in three directions) up to 100k boxes the estimate is
+/// about 270 and the columns run 3x faster than the tree, at 1M it is about 2,400 and the
+/// tree runs 15x faster. PERF: benches/pairs.rs (`staircase`, `sticks`).
+pub(crate) const TREE_MIN_PER_BOX: f64 = 1024.0;
+
+/// How many times a box's pairs its candidates in the columns must be for `Auto` to take
+/// the tree: where most candidates are pairs (dense crowds), the columns' sweep finds
+/// them at less cost a pair than a walk down the tree.
+pub(crate) const TREE_WASTE: f64 = 8.0;
+
+/// What `method` runs on a scene of these statistics, `axis` being the sweep axis and
+/// `per_box` the whole-scene sweep's expected tests a box along it.
+///
+/// `Auto`: in 1D a column is the whole line, so it sweeps. Otherwise it sweeps where the
+/// sweep is cheap (the module's rule); else it takes the tree where the columns would
+/// test far more candidates than the boxes have pairs ([`TREE_MIN_PER_BOX`],
+/// [`TREE_WASTE`]: long boxes crossing each other across the column axes), and the
+/// columns elsewhere. The columns test a subset of the whole-scene sweep's candidates, so
+/// the estimate runs only where the sweep's exceed the bound.
+pub(crate) fn choose<const D: usize>(
+    method: Method,
+    scan: &AxisStats<D>,
+    sample: Option<&TrimSample<D>>,
+    axis: usize,
+    per_box: f64,
+) -> Choice {
     match method {
-        Method::Sweep => true,
-        Method::Columns => false,
+        Method::Sweep => Choice::Sweep,
+        Method::Columns => Choice::Columns,
+        Method::Tree => Choice::Tree,
         Method::Auto => {
-            D < 2
+            if D < 2
                 || (scan.cut() <= STRAYS_SWEPT_MAX
                     && per_box <= sweep_max_per_box::<D>(scan.count(), scan.size_spread()))
+            {
+                Choice::Sweep
+            } else if per_box > TREE_MIN_PER_BOX
+                && sample.is_some_and(|t| {
+                    let (col, pairs) = t.column_tests(axis, scan.count());
+                    col > TREE_MIN_PER_BOX && col > TREE_WASTE * pairs
+                })
+            {
+                Choice::Tree
+            } else {
+                Choice::Columns
+            }
         }
     }
 }

@@ -45,6 +45,7 @@ pub(crate) struct AxisStats<const D: usize> {
     pub(super) size_spread: f64,
     /// The share of the trim sample set apart as strays (0 before the trim).
     pub(super) cut: f64,
+
     /// Bounds of the boxes added (`+inf..-inf` when none).
     pub min: [f32; D],
     pub max: [f32; D],

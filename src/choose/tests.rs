@@ -90,3 +90,52 @@ fn estimate_counts_equal_lower_bounds() {
     st.trim_boxes(&uniform, 0.0);
     assert!(st.ties.iter().all(|&t| t == 0.0), "{:?}", st.ties);
 }
+
+/// The choice `Auto` makes for `boxes`, as the pipeline makes it, and the cliff estimate.
+fn auto_choice<const D: usize>(boxes: &[Aabb<D>]) -> (super::Choice, f64, f64) {
+    let mut st = scan_scene(boxes, 0.0);
+    let sample = super::TrimSample::take(boxes, 0.0);
+    if let Some(t) = &sample {
+        st.trim(t);
+    }
+    let (axis, per_box) = st.best();
+    let (col, pairs) = sample.as_ref().map_or((0.0, 0.0), |t| t.column_tests(axis, st.count()));
+    (super::choose::<D>(crate::Method::Auto, &st, sample.as_ref(), axis, per_box), col, pairs)
+}
+
+/// `Auto` takes the tree on the staircase, at every size, and never on the scenes the
+/// columns or the sweep serve: every generator of `internals::scene` and parked boxes,
+/// from 10k to 1M boxes, and the sticks (long, but few crossing) up to 100k, where the
+/// columns win.
+#[test]
+fn auto_takes_the_tree_on_the_staircase_alone() {
+    use crate::internals::{cliffs, scene};
+    fn check<const D: usize>(n: usize) {
+        let (c, col, pairs) = auto_choice(&cliffs::staircase::<D>(n));
+        if std::env::var("BP_PRINT").is_ok() {
+            eprintln!("{D}D staircase {n}: {c:?} {col:.1} {pairs:.2}");
+        }
+        assert!(
+            std::env::var("BP_PRINT").is_ok() || c == super::Choice::Tree,
+            "{D}D staircase {n}: {col} candidates, {pairs} pairs a box"
+        );
+        let mut names: Vec<String> = scene::SCENES.iter().map(|s| s.to_string()).collect();
+        names.extend(["parked:10:1e9".into(), "parked:50:1e5".into()]);
+        if n <= 100_000 {
+            names.push("sticks".into());
+        }
+        for name in names.iter().filter(|s| s.as_str() != "all_overlapping") {
+            let boxes = scene::by_name::<D>(name, n, 1).unwrap();
+            let (c, col, pairs) = auto_choice(&boxes);
+            if std::env::var("BP_PRINT").is_ok() {
+                eprintln!("{D}D {name} {n}: {c:?} {col:.1} {pairs:.2}");
+                continue;
+            }
+            assert_ne!(c, super::Choice::Tree, "{D}D {name} {n}: {col} candidates, {pairs} pairs a box");
+        }
+    }
+    for n in [10_000, 100_000, 1_000_000] {
+        check::<2>(n);
+        check::<3>(n);
+    }
+}

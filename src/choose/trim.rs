@@ -11,6 +11,7 @@
 //! - Allocation: a few vectors of up to [`TRIM_SAMPLE`] values an axis.
 //! - Source: this crate.
 
+use super::cliff::CLIFF_SAMPLE;
 use crate::Aabb;
 
 /// Boxes sampled by [`AxisStats::trim`](super::AxisStats::trim).
@@ -72,6 +73,10 @@ pub(crate) struct TrimSample<const D: usize> {
     pub(super) l_lo: [f64; D],
     pub(super) l_hi: [f64; D],
     pub(super) u_hi: [f64; D],
+    /// Every few of the sample's boxes (at most [`CLIFF_SAMPLE`]), per axis, for the
+    /// cliff estimate ([`TrimSample::column_tests`]).
+    pub(super) cliff_lo: [Vec<f32>; D],
+    pub(super) cliff_hi: [Vec<f32>; D],
 }
 
 impl<const D: usize> TrimSample<D> {
@@ -98,6 +103,9 @@ impl<const D: usize> TrimSample<D> {
         if out == 0 {
             return None;
         }
+        let step = s.div_ceil(CLIFF_SAMPLE).max(1);
+        let cliff_lo = std::array::from_fn(|k| lo[k].iter().copied().step_by(step).collect());
+        let cliff_hi = std::array::from_fn(|k| hi[k].iter().copied().step_by(step).collect());
         let mut size: Vec<f32> =
             (0..s).map(|i| (0..D).map(|k| hi[k][i] - lo[k][i]).fold(0.0, f32::max)).collect();
         let p10 = *size.select_nth_unstable_by(s / 10, f32::total_cmp).1 as f64;
@@ -114,6 +122,8 @@ impl<const D: usize> TrimSample<D> {
             l_lo: [0.0; D],
             l_hi: [0.0; D],
             u_hi: [0.0; D],
+            cliff_lo,
+            cliff_hi,
         };
         for k in 0..D {
             let mut ext: Vec<f64> = lo[k].iter().zip(&hi[k]).map(|(&l, &h)| h as f64 - l as f64).collect();
@@ -133,6 +143,18 @@ impl<const D: usize> TrimSample<D> {
             t.u_hi[k] = *hi[k].select_nth_unstable_by(s - 1 - out, f32::total_cmp).1 as f64;
         }
         Some(t)
+    }
+}
+
+impl<const D: usize> TrimSample<D> {
+    /// The candidates a box of `n` would meet in the columns swept along `k`, and the pairs
+    /// a box has, estimated from the sample ([`super::cliff`]): the sample's counts times
+    /// `n / s^2`, since pairs grow as the square of the boxes.
+    pub fn column_tests(&self, k: usize, n: usize) -> (f64, f64) {
+        let (t, p) = super::cliff::column_tests(&self.cliff_lo, &self.cliff_hi, k);
+        let s = self.cliff_lo[0].len().max(1) as f64;
+        let per_box = n as f64 / (s * s);
+        (t as f64 * per_box, p as f64 * per_box)
     }
 }
 

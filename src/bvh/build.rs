@@ -1,0 +1,183 @@
+//! Building the tree: Morton codes of the box centres, a radix sort, then Karras' binary
+//! radix tree over the sorted keys with each node's children's bounds.
+//!
+//! - Input: boxes and the margin. Output: the [`Bvh`]'s leaves, ids and nodes.
+//! - Key layout (u64): in the high 32 bits, the box's shape class (`D` bits: the axes it
+//!   is long along, [`shape`]) above the Morton code of its centre (`(32 - D) / D` bits an
+//!   axis over the centres' bounds); the box's index in the low 32. Keys are thus
+//!   distinct, and boxes with one code are split by their index bits, so every node has
+//!   two children and no path is deeper than 64 splits.
+//! - Cost: O(n) for the codes and the gather; a radix sort of the 32 code bits; O(n) nodes,
+//!   each found by a binary search of its range (O(log n)).
+//! - Parallel: fixed chunks for the codes and the gather; the nodes by recursion, halves
+//!   over [`PAR_MIN`] leaves joined with `rayon::join`.
+//! - Allocation: none where the kept buffers are large enough.
+//! - Source: T. Karras, "Maximizing parallelism in the construction of BVHs, octrees, and
+//!   k-d trees" (2012): the split of a range is where the highest bit that differs
+//!   between its first and last keys changes; internal node `i` is either the first or
+//!   the last position of its range, so the `n - 1` internal nodes number `0..n - 1`
+//!   without a counter.
+
+use super::{Bvh, Node, LEAF};
+use crate::kernels::par::{chunk_len, SendPtr};
+use crate::Aabb;
+use rayon::prelude::*;
+
+/// Ranges of at least this many leaves build their halves as two tasks.
+const PAR_MIN: usize = 4096;
+
+impl<const D: usize> Bvh<D> {
+    /// Rebuilds the tree over the live boxes of `boxes`, each grown by `margin`.
+    pub(crate) fn build(&mut self, boxes: &[Aabb<D>], margin: f32) {
+        self.keys.clear();
+        // The centres' bounds, in f64 (a centre of two f32 extremes overflows f32).
+        let centre = |b: &Aabb<D>, k: usize| {
+            let c = (b.min[k] as f64 + b.max[k] as f64) * 0.5;
+            if c.is_nan() {
+                0.0
+            } else {
+                c.clamp(f32::MIN as f64, f32::MAX as f64)
+            }
+        };
+        let chunk = chunk_len(boxes.len());
+        let (lo, hi) = boxes
+            .par_chunks(chunk)
+            .map(|c| {
+                let mut lo = [f64::INFINITY; D];
+                let mut hi = [f64::NEG_INFINITY; D];
+                for b in c.iter().map(|b| b.grown(margin)).filter(|g| !g.is_inverted()) {
+                    for k in 0..D {
+                        lo[k] = lo[k].min(centre(&b, k));
+                        hi[k] = hi[k].max(centre(&b, k));
+                    }
+                }
+                (lo, hi)
+            })
+            .reduce(
+                || ([f64::INFINITY; D], [f64::NEG_INFINITY; D]),
+                |a, b| {
+                    (std::array::from_fn(|k| a.0[k].min(b.0[k])), std::array::from_fn(|k| a.1[k].max(b.1[k])))
+                },
+            );
+        // The top `D` code bits are the box's shape class, the rest the centre's Morton code.
+        let bits = (32 - D as u32) / D as u32;
+        let cells = ((1u64 << bits) - 1) as f64;
+        let scale: [f64; D] =
+            std::array::from_fn(|k| if hi[k] > lo[k] { cells / (hi[k] - lo[k]) } else { 0.0 });
+        // One key a live box, in input order (the parts come back in chunk order).
+        let parts: Vec<Vec<u64>> = boxes
+            .par_chunks(chunk)
+            .enumerate()
+            .map(|(ci, c)| {
+                let mut v = Vec::with_capacity(c.len());
+                for (j, b) in c.iter().enumerate() {
+                    let g = b.grown(margin);
+                    if g.is_inverted() {
+                        continue;
+                    }
+                    let q: [u32; D] = std::array::from_fn(|k| {
+                        ((centre(&g, k) - lo[k]) * scale[k]).clamp(0.0, cells) as u32
+                    });
+                    let code = crate::kernels::morton::encode_lut(q) | shape(&g) << (bits * D as u32);
+                    v.push(code << 32 | (ci * chunk + j) as u64);
+                }
+                v
+            })
+            .collect();
+        for p in &parts {
+            self.keys.extend_from_slice(p);
+        }
+        // Stable on the code bits: boxes of one code stay in index order, so the keys end
+        // fully sorted as u64.
+        crate::kernels::radix_sort::sort(&mut self.keys, &mut self.scratch, 32..32 + (bits + 1) * D as u32);
+        let n = self.keys.len();
+        self.ids.clear();
+        self.ids.extend(self.keys.iter().map(|&k| k as u32));
+        self.leaves.clear();
+        self.leaves.par_extend(self.ids.par_iter().map(|&i| boxes[i as usize].grown(margin)));
+        grow_to_nodes(&mut self.nodes, n.saturating_sub(1));
+        if n >= 2 {
+            let nodes = SendPtr(self.nodes.as_mut_ptr());
+            let t = Tree { keys: &self.keys, leaves: &self.leaves, nodes };
+            t.node(0, n - 1, 0);
+        }
+    }
+}
+
+/// A box's shape class: bit `k` set where it is over [`LONG`] times longer along axis `k`
+/// than along its shortest axis. Why: long boxes of different directions sorted together
+/// by their centres make every node's bounds a cube as long as they are, which each walk
+/// must enter; grouped by direction first, a node of long boxes is long and thin too.
+/// PERF: benches/pairs.rs (`sticks`).
+fn shape<const D: usize>(b: &Aabb<D>) -> u64 {
+    let ext: [f64; D] = std::array::from_fn(|k| b.max[k] as f64 - b.min[k] as f64);
+    let short = ext.iter().fold(f64::INFINITY, |m, &e| m.min(e));
+    (0..D).filter(|&k| ext[k] > LONG * short).fold(0, |c, k| c | 1 << k)
+}
+
+/// How many times its shortest extent a box's extent along an axis must be for the box to
+/// count as long along it ([`shape`]).
+const LONG: f64 = 4.0;
+
+/// Sets the node buffer's length to `n` (contents to be overwritten).
+fn grow_to_nodes<const D: usize>(v: &mut Vec<Node<D>>, n: usize) {
+    v.truncate(n);
+    v.resize(n, Node::default());
+}
+
+/// The sorted keys, the leaves, and where the nodes go, shared by the build's tasks.
+struct Tree<'a, const D: usize> {
+    keys: &'a [u64],
+    leaves: &'a [Aabb<D>],
+    nodes: SendPtr<Node<D>>,
+}
+
+// SAFETY (for the `Sync` the recursion's tasks need): `nodes` is written only through
+// `put` at indices that Karras' numbering gives to exactly one range, so no two tasks
+// write one index; the buffer (`Bvh::nodes`, sized `n - 1`) outlives `build`.
+unsafe impl<const D: usize> Sync for Tree<'_, D> {}
+
+impl<const D: usize> Tree<'_, D> {
+    /// Builds internal node `idx` over leaves `lo..=hi` (`lo < hi`) and everything below
+    /// it; returns the union of its leaves.
+    fn node(&self, lo: usize, hi: usize, idx: usize) -> Aabb<D> {
+        let split = self.split(lo, hi);
+        let side = |a: usize, b: usize, at: usize| -> (u32, Aabb<D>) {
+            if a == b {
+                (LEAF | a as u32, self.leaves[a])
+            } else {
+                (at as u32, self.node(a, b, at))
+            }
+        };
+        // The left child covers lo..=split and is numbered `split` (its last position);
+        // the right covers split + 1..=hi and is numbered `split + 1` (its first).
+        let ((cl, bl), (cr, br)) = if hi - lo >= PAR_MIN {
+            rayon::join(|| side(lo, split, split), || side(split + 1, hi, split + 1))
+        } else {
+            (side(lo, split, split), side(split + 1, hi, split + 1))
+        };
+        let node = Node {
+            min: [bl.min, br.min],
+            max: [bl.max, br.max],
+            child: [cl, cr],
+            last: [split as u32, hi as u32],
+        };
+        // SAFETY: `idx < n - 1`, and Karras' numbering gives it to this range alone (see
+        // `Tree`).
+        unsafe { self.nodes.put(idx, node) };
+        Aabb {
+            min: std::array::from_fn(|k| bl.min[k].min(br.min[k])),
+            max: std::array::from_fn(|k| bl.max[k].max(br.max[k])),
+        }
+    }
+
+    /// The last position of the range's left half: the keys `lo..=split` share one more
+    /// leading bit with `keys[lo]` than `keys[hi]` does.
+    fn split(&self, lo: usize, hi: usize) -> usize {
+        let k = self.keys;
+        let common = (k[lo] ^ k[hi]).leading_zeros();
+        // Keys are sorted and distinct: those sharing more than `common` leading bits with
+        // `keys[lo]` form a prefix of the range.
+        lo + k[lo + 1..=hi].partition_point(|&x| (k[lo] ^ x).leading_zeros() > common)
+    }
+}

@@ -1,0 +1,166 @@
+//! The tree stage: a linear bounding-volume hierarchy (LBVH) over boxes in Morton order,
+//! for layouts that defeat sweeps and columns, and for the queries that ask where one box
+//! lies among many.
+//!
+//! - Input: boxes (grown by the margin; inverted ones are dead and left out).
+//! - Output: [`Bvh`], a binary tree whose leaves are the live boxes in Morton order of their
+//!   centres; from it, every overlapping pair ([`Bvh::pairs_into`]), the boxes meeting a
+//!   region ([`Bvh::query`]), or the pairs between two trees ([`Bvh::pairs_between`]).
+//! - Cost: build O(n): one pass for the codes, a radix sort of 32 code bits, one pass for
+//!   the nodes. All pairs: O(n log n + k) for k pairs where boxes are not much longer than
+//!   their neighbours' spacing, and, unlike a sweep or the columns, still near that where
+//!   long boxes cross each other on every axis (a staircase, sticks): a subtree is entered
+//!   only where its bounds meet the box.
+//! - Parallel: the codes, the sort and the leaf gather in chunks; the nodes by recursion
+//!   split with `rayon::join`; the pair search over fixed chunks of leaves. The tree (so
+//!   every count) depends only on the boxes, never on the thread count, and the pairs are
+//!   sorted, so the output is the same bytes for any thread count.
+//! - Allocation: the tree keeps its nodes, leaves, keys and per-chunk pair lists between
+//!   builds; a steady stream of scenes of similar size allocates only the output's growth.
+//! - Source: T. Karras, "Maximizing parallelism in the construction of BVHs, octrees, and
+//!   k-d trees" (HPG 2012): the binary radix tree over sorted Morton codes, each internal
+//!   node split where the codes' highest differing bit changes. The Morton-order article's
+//!   "internal references between cells, for a full octree" is this tree. Here it is built
+//!   top-down with `rayon::join` (the same tree as Karras' per-node search, in his node
+//!   numbering), and each node stores its two children's bounds, so a step reads one node.
+//!
+//! `build` makes the tree, `pairs` finds every overlapping pair of its leaves, `query`
+//! visits the leaves meeting a box and the pairs between two trees.
+
+mod build;
+mod pairs;
+mod query;
+#[cfg(test)]
+mod tests;
+
+use crate::{Aabb, Error};
+
+/// A child reference with this bit set is a leaf: the low bits are its Morton-order
+/// position. Without it, the index of an internal node.
+const LEAF: u32 = 1 << 31;
+
+/// The deepest a tree goes: each level splits on a lower bit of the 64-bit keys (32 code
+/// bits above a 32-bit box index), so no path is longer, and a traversal's stack of
+/// pending subtrees fits a fixed array.
+const MAX_DEPTH: usize = 65;
+
+/// An internal node: its two children's bounds (so that a step down reads one node) and
+/// references, and the last leaf position under each child (the all-pairs search enters
+/// only subtrees with leaves after its own).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Node<const D: usize> {
+    pub(crate) min: [[f32; D]; 2],
+    pub(crate) max: [[f32; D]; 2],
+    /// `LEAF | position`, or an internal node's index.
+    pub(crate) child: [u32; 2],
+    /// The last leaf position under each child.
+    pub(crate) last: [u32; 2],
+}
+
+impl<const D: usize> Default for Node<D> {
+    fn default() -> Self {
+        Self { min: [[0.0; D]; 2], max: [[0.0; D]; 2], child: [0; 2], last: [0; 2] }
+    }
+}
+
+impl<const D: usize> Node<D> {
+    /// Whether child `c`'s bounds meet `b` (closed boxes).
+    #[inline(always)]
+    pub(crate) fn meets(&self, c: usize, b: &Aabb<D>) -> bool {
+        let mut ok = true;
+        for k in 0..D {
+            ok &= (self.min[c][k] <= b.max[k]) & (b.min[k] <= self.max[c][k]);
+        }
+        ok
+    }
+}
+
+/// A linear BVH over boxes in Morton order (module docs).
+///
+/// INVARIANTS ([`Bvh::validate`]): `leaves`, `ids` have one entry a live box, in Morton
+/// order; `nodes` has `leaves.len() - 1` internal nodes, node 0 the root; each child's
+/// stored bounds are the union of the leaves under it, and its `last` the greatest leaf
+/// position under it; every leaf and every internal node but the root is the child of
+/// exactly one node.
+#[derive(Debug, Default)]
+pub(crate) struct Bvh<const D: usize> {
+    pub(crate) nodes: Vec<Node<D>>,
+    /// The live boxes (grown by the margin), in Morton order.
+    pub(crate) leaves: Vec<Aabb<D>>,
+    /// The caller's index of each leaf.
+    pub(crate) ids: Vec<u32>,
+    /// Sort keys (`code << 32 | index`) and their radix scratch, kept between builds.
+    keys: Vec<u64>,
+    scratch: Vec<u64>,
+    /// Pair keys of the all-pairs search, one list a chunk of leaves, kept between calls.
+    parts: Vec<Vec<u64>>,
+}
+
+impl<const D: usize> Bvh<D> {
+    /// Live leaves.
+    pub(crate) fn len(&self) -> usize {
+        self.leaves.len()
+    }
+
+    /// Checks every invariant of the type (O(n)); for tests and debug builds.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn validate(&self) -> Result<(), Error> {
+        let bad = |detail: String| Err(Error::Invariant { detail: format!("bvh: {detail}") });
+        let n = self.leaves.len();
+        if self.ids.len() != n {
+            return bad(format!("{} ids for {n} leaves", self.ids.len()));
+        }
+        if self.nodes.len() != n.saturating_sub(1) {
+            return bad(format!("{} nodes for {n} leaves", self.nodes.len()));
+        }
+        if n < 2 {
+            return Ok(());
+        }
+        let mut seen_leaf = vec![false; n];
+        let mut seen_node = vec![false; n - 1];
+        seen_node[0] = true;
+        // (node, first leaf, last leaf) of every internal node, from the root down.
+        let mut todo = vec![0usize];
+        while let Some(i) = todo.pop() {
+            let nd = &self.nodes[i];
+            for c in 0..2 {
+                let r = nd.child[c];
+                let (lo, hi, last) = if r & LEAF != 0 {
+                    let p = (r & !LEAF) as usize;
+                    if p >= n || std::mem::replace(&mut seen_leaf[p], true) {
+                        return bad(format!("leaf {p} out of range or referenced twice"));
+                    }
+                    (self.leaves[p].min, self.leaves[p].max, p)
+                } else {
+                    let j = r as usize;
+                    if j >= n - 1 || std::mem::replace(&mut seen_node[j], true) {
+                        return bad(format!("node {j} out of range or referenced twice"));
+                    }
+                    todo.push(j);
+                    let (lo, hi) = self.union_below(j);
+                    (lo, hi, self.nodes[j].last[1] as usize)
+                };
+                if lo != nd.min[c] || hi != nd.max[c] {
+                    return bad(format!("node {i} child {c}: stored bounds are not its leaves' union"));
+                }
+                if nd.last[c] as usize != last {
+                    return bad(format!("node {i} child {c}: last leaf {} is not {last}", nd.last[c]));
+                }
+            }
+        }
+        if !seen_leaf.iter().all(|&s| s) || !seen_node.iter().all(|&s| s) {
+            return bad("a leaf or node is unreachable from the root".into());
+        }
+        Ok(())
+    }
+
+    /// The union of node `i`'s two children's stored bounds.
+    #[cfg_attr(not(test), allow(dead_code))]
+    fn union_below(&self, i: usize) -> ([f32; D], [f32; D]) {
+        let nd = &self.nodes[i];
+        (
+            std::array::from_fn(|k| nd.min[0][k].min(nd.min[1][k])),
+            std::array::from_fn(|k| nd.max[0][k].max(nd.max[1][k])),
+        )
+    }
+}

@@ -1,0 +1,149 @@
+use super::Bvh;
+use crate::internals::{cliffs, scene};
+use crate::kernels::pair_sort::PairBudget;
+use crate::{brute_force_pairs, Aabb, Config};
+use std::ops::ControlFlow;
+
+/// Scenes the tree must get exactly right: random and adversarial, by name.
+fn scenes<const D: usize>(n: usize, seed: u64) -> Vec<(String, Vec<Aabb<D>>)> {
+    let mut v: Vec<(String, Vec<Aabb<D>>)> = ["uniform", "varied", "clustered", "mixed", "tiles", "copies"]
+        .iter()
+        .filter_map(|&s| Some((s.to_string(), scene::by_name::<D>(s, n, seed)?)))
+        .collect();
+    v.push(("staircase".into(), cliffs::staircase(n)));
+    v.push(("sticks".into(), cliffs::sticks(n, seed)));
+    v.push(("parked".into(), cliffs::parked(n, 10.0, 1e9, seed)));
+    v.push(("all_identical".into(), vec![Aabb { min: [1.0; D], max: [2.0; D] }; n]));
+    v.push((
+        "zero_extent".into(),
+        (0..n).map(|i| Aabb { min: [(i % 7) as f32; D], max: [(i % 7) as f32; D] }).collect(),
+    ));
+    let mut r = scene::Rng::new(seed);
+    v.push((
+        "six_orders".into(),
+        (0..n)
+            .map(|_| {
+                let s = 10f32.powf(r.range(-3.0, 3.0));
+                let min: [f32; D] = std::array::from_fn(|_| r.range(-100.0, 100.0));
+                Aabb { min, max: min.map(|x| x + s) }
+            })
+            .collect(),
+    ));
+    v.push(("huge_and_far".into(), {
+        let mut b = scene::uniform::<D>(n, seed);
+        if n > 2 {
+            b[0] = Aabb { min: [-f32::MAX; D], max: [f32::MAX; D] };
+            b[1] = Aabb { min: [1e30; D], max: [1e30; D] };
+        }
+        b
+    }));
+    v
+}
+
+fn check<const D: usize>(boxes: &[Aabb<D>], margin: f32, what: &str) {
+    let mut t = Bvh::<D>::default();
+    t.build(boxes, margin);
+    t.validate().unwrap_or_else(|e| panic!("{what}: {e}"));
+    let mut got = Vec::new();
+    let budget = PairBudget::new(None);
+    t.pairs_into(boxes.len(), &budget, &mut got);
+    budget.verdict().unwrap();
+    let want = brute_force_pairs(boxes, &Config::default().with_margin(margin)).unwrap();
+    assert_eq!(got.len(), want.len(), "{what}: pair count");
+    assert_eq!(got, want, "{what}");
+}
+
+#[test]
+fn pairs_agree_with_brute_force() {
+    for seed in 0..3 {
+        for n in [0, 1, 2, 3, 17, 600, 2500] {
+            for margin in [0.0, 0.25, -0.1] {
+                for (name, b) in scenes::<3>(n, seed) {
+                    check(&b, margin, &format!("3D {name} n={n} seed={seed} margin={margin}"));
+                }
+                for (name, b) in scenes::<2>(n, seed) {
+                    check(&b, margin, &format!("2D {name} n={n} seed={seed} margin={margin}"));
+                }
+            }
+            for (name, b) in scenes::<1>(n, seed) {
+                check(&b, 0.0, &format!("1D {name} n={n} seed={seed}"));
+            }
+        }
+    }
+}
+
+#[test]
+fn the_same_pairs_and_tests_for_any_thread_count() {
+    let boxes = scene::varied::<3>(20_000, 7);
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let mut t = Bvh::<3>::default();
+            t.build(&boxes, 0.0);
+            let mut out = Vec::new();
+            let tests = t.pairs_into(boxes.len(), &PairBudget::new(None), &mut out);
+            (t.ids.clone(), tests, out)
+        })
+    };
+    let one = run(1);
+    for threads in [2, 3, 4, 7, 16] {
+        assert!(run(threads) == one, "{threads} threads");
+    }
+}
+
+#[test]
+fn queries_agree_with_a_filter() {
+    let mut r = scene::Rng::new(3);
+    for (name, boxes) in scenes::<3>(1500, 1) {
+        let mut t = Bvh::<3>::default();
+        t.build(&boxes, 0.0);
+        for q in 0..50 {
+            let min: [f32; 3] = std::array::from_fn(|_| r.range(-10.0, 60.0));
+            let s = if q % 5 == 0 { 1e7 } else { r.range(0.0, 8.0) };
+            let region = Aabb { min, max: min.map(|x| x + s) };
+            let mut got = Vec::new();
+            let _ = t.query(&region, |p| {
+                got.push(t.ids[p]);
+                ControlFlow::Continue(())
+            });
+            got.sort_unstable();
+            let want: Vec<u32> =
+                (0..boxes.len() as u32).filter(|&i| boxes[i as usize].overlaps(&region)).collect();
+            assert_eq!(got, want, "{name} query {q}");
+        }
+        // A visitor that breaks stops the walk at once.
+        let mut seen = 0;
+        let all = Aabb { min: [-f32::MAX; 3], max: [f32::MAX; 3] };
+        let flow = t.query(&all, |_| {
+            seen += 1;
+            ControlFlow::Break(())
+        });
+        assert_eq!((flow.is_break(), seen), (true, 1), "{name}");
+    }
+}
+
+#[test]
+fn staircase_tests_grow_as_n_log_n() {
+    // No pair, yet a sweep tests nearly all n^2 / 2: the tree must test about n log n.
+    for n in [4000, 16_000] {
+        let boxes = cliffs::staircase::<2>(n);
+        let mut t = Bvh::<2>::default();
+        t.build(&boxes, 0.0);
+        let mut out = Vec::new();
+        let tests = t.pairs_into(n, &PairBudget::new(None), &mut out);
+        assert!(out.is_empty());
+        let bound = 8 * n * (usize::BITS - n.leading_zeros()) as usize;
+        assert!(tests < bound, "n={n}: {tests} tests, bound {bound}");
+    }
+}
+
+#[test]
+fn a_budget_stops_the_search() {
+    let boxes = vec![Aabb { min: [0.0; 3], max: [1.0; 3] }; 3000];
+    let mut t = Bvh::<3>::default();
+    t.build(&boxes, 0.0);
+    let budget = PairBudget::new(Some(10_000));
+    let mut out = Vec::new();
+    t.pairs_into(boxes.len(), &budget, &mut out);
+    assert!(matches!(budget.verdict(), Err(crate::Error::TooManyPairs { limit: 10_000 })));
+}
