@@ -60,10 +60,12 @@ pub enum Error {
         /// Which invariant, and where.
         detail: String,
     },
-    /// A handle that does not name a live object. Reserved for a persistent world's
-    /// handles: no call in this version returns it.
+    /// A [`Handle`](crate::Handle) that does not name a live object of the
+    /// [`World`](crate::World) it was passed to: its object was removed, or its slot is
+    /// out of range.
     StaleHandle {
-        /// The handle's raw value.
+        /// The handle's raw value, `(generation << 32) | index`
+        /// ([`Handle::raw`](crate::Handle::raw)).
         handle: u64,
     },
 }

@@ -23,12 +23,18 @@
 //! pool: `pool.install(|| find_pairs(&boxes))` sets the thread count, and the output is
 //! the same bytes for any thread count.
 //!
+//! For a scene that lives from frame to frame, a [`World`] keeps the objects and their
+//! pairs: insert, move ([`World::set_aabb`]) and remove objects by [`Handle`], give each a
+//! [`Kind`] (static objects never pair with each other) and a [`Filter`], and each
+//! [`World::update`] returns the pairs that began and ended ([`Events`]).
+//!
 //! The modules, in the order a frame meets them: `choose` (scan the scene, pick the
 //! algorithm), `columns` (the column pipeline, a file a stage), `algorithms` (brute force,
 //! sweep-and-prune, RDC) and `kernels` (Morton codes, radix sort, pair sort, SIMD,
-//! parallel plumbing), with `bvh` (the tree for layouts that defeat columns); `pipeline`
-//! drives them. Dependencies point one way: pipeline -> choose, columns, bvh ->
-//! algorithms -> kernels -> the types.
+//! parallel plumbing), with `bvh` (the tree for layouts that defeat columns, and for the
+//! world); `pipeline` drives them, and `world` keeps a persistent scene on top (a file a
+//! part: handles, store, dirty set, pair store, frame, validate). Dependencies point one
+//! way: world -> pipeline -> choose, columns, bvh -> algorithms -> kernels -> the types.
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod aabb;
@@ -42,6 +48,7 @@ mod kernels;
 mod pipeline;
 mod stats;
 mod validate;
+mod world;
 
 #[cfg(any(test, feature = "internals"))]
 #[doc(hidden)]
@@ -54,3 +61,4 @@ pub use config::{Config, Method, Refine};
 pub use error::{BoxProblem, Error};
 pub use pipeline::{find_pairs, find_pairs_with, Broadphase};
 pub use stats::Stats;
+pub use world::{Events, Filter, Handle, Kind, World, World2, World3, WorldStats};

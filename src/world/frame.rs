@@ -1,0 +1,276 @@
+//! What [`World::update`] does: turn the changes since the last update into the pairs
+//! that ended and began, and apply them to the pair store.
+//!
+//! 1. **take** the dirty slots, indexed by slot for the snapshot lookups;
+//! 2. **old**: the stored pairs that touch a changed slot, named with the generations of
+//!    the last update (a removed object's pairs carry its old handle);
+//! 3. **new**: every pair, by the rules, with at least one changed live object, named with
+//!    the current generations;
+//! 4. **diff**: both sorted; removed = old \ new, added = new \ old (handles compared whole,
+//!    so a slot emptied and refilled in one frame gives distinct old and new pairs);
+//! 5. **apply** removed, then added, to the pair store;
+//! 6. **clear** the dirty set and the snapshots.
+//!
+//! Steps 2 and 3 are [`changed_pairs`], the candidate search, which is all that depends on
+//! how pairs are found; the rest is O(changed + changed pairs).
+//!
+//! - Input: the dirty set, the snapshots, the store, the pair store. Output: the events
+//!   (sorted) and the updated pair store.
+//! - Cost: a frame with no change returns at once, O(1). Otherwise, with the baseline
+//!   search, O(slots + all overlapping pairs of live boxes + stored pairs), then
+//!   O(c log c) for the c changed pairs.
+//! - Threads: the search runs [`Broadphase`] on the caller's rayon pool; the rest is
+//!   sequential. The events are the same bytes for any thread count.
+//! - Allocation: every buffer is the world's, reused from frame to frame (the finder's
+//!   own included).
+//! - Source: the update step of Box2D v3's broad phase (`b2UpdateBroadPhasePairs`: query
+//!   the moved proxies, then add the new pairs), with removals found by difference rather
+//!   than by the narrow phase.
+
+use super::handle::Slots;
+use super::pairs::{slots_of, PairStore};
+use super::store::{index_dirty, pairable, PreFrame, Store};
+use super::{dirty::Dirty, Handle, World};
+use crate::{Aabb, Broadphase, Error};
+use std::time::{Duration, Instant};
+
+/// What one [`World::update`] changed: the pairs that began and the pairs that ended,
+/// each list sorted, each pair `[a, b]` with `a.index() < b.index()`.
+#[derive(Clone, Copy, Debug)]
+pub struct Events<'a> {
+    /// Pairs in `pairs()` now that were not before the update.
+    pub added: &'a [[Handle; 2]],
+    /// Pairs in `pairs()` before the update that are not now, named as they were (a
+    /// removed object by its old handle).
+    pub removed: &'a [[Handle; 2]],
+}
+
+impl Events<'_> {
+    /// True when no pair began or ended.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty()
+    }
+}
+
+/// What the last [`World::update`] did, and what the world holds.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct WorldStats {
+    /// The whole update.
+    pub t_update: Duration,
+    /// The candidate search in it: the stored pairs and the new pairs of the changed
+    /// objects (steps 2 and 3 of the frame).
+    pub t_search: Duration,
+    /// Objects changed since the update before (inserted, moved, re-kinded, re-filtered or
+    /// removed; each counted once).
+    pub moved: usize,
+    /// Pairs that began.
+    pub added: usize,
+    /// Pairs that ended.
+    pub removed: usize,
+    /// Live pairs after the update.
+    pub pairs: usize,
+    /// Live static objects.
+    pub statics: usize,
+    /// Live dynamic objects.
+    pub dynamics: usize,
+    /// Heap bytes held for objects: the slot table, the store, the dirty set, the
+    /// snapshots and the search's per-object scratch, from capacities (the pair finder's
+    /// own buffers are not counted).
+    pub object_bytes: usize,
+    /// Heap bytes held for pairs: the pair set (estimated from its capacity), the cached
+    /// sorted list, the events and the search's pair scratch.
+    pub pair_bytes: usize,
+}
+
+/// The frame's buffers, kept from frame to frame.
+#[derive(Debug)]
+pub(crate) struct Scratch<const D: usize> {
+    /// The baseline search's pair finder, with the world's configuration.
+    pub(crate) finder: Broadphase<D>,
+    /// The live boxes in slot order, and their slots.
+    boxes: Vec<Aabb<D>>,
+    ids: Vec<u32>,
+    /// The finder's pairs, as indices into `boxes`.
+    found: Vec<[u32; 2]>,
+    /// `(slot, position in the dirty list)`, sorted by slot.
+    index: Vec<(u32, u32)>,
+    /// Steps 2 and 3's pairs.
+    old: Vec<[Handle; 2]>,
+    new: Vec<[Handle; 2]>,
+    /// The events of the last update.
+    pub(crate) added: Vec<[Handle; 2]>,
+    pub(crate) removed: Vec<[Handle; 2]>,
+}
+
+impl<const D: usize> Scratch<D> {
+    /// Empty buffers around `finder`.
+    pub(crate) fn new(finder: Broadphase<D>) -> Self {
+        Self {
+            finder,
+            boxes: Vec::new(),
+            ids: Vec::new(),
+            found: Vec::new(),
+            index: Vec::new(),
+            old: Vec::new(),
+            new: Vec::new(),
+            added: Vec::new(),
+            removed: Vec::new(),
+        }
+    }
+
+    /// Heap bytes held for objects and for pairs, from capacities.
+    fn bytes(&self) -> (usize, usize) {
+        use std::mem::size_of;
+        let objects = self.boxes.capacity() * size_of::<Aabb<D>>()
+            + self.ids.capacity() * 4
+            + self.index.capacity() * size_of::<(u32, u32)>();
+        let pair = size_of::<[Handle; 2]>();
+        let pairs = self.found.capacity() * size_of::<[u32; 2]>()
+            + (self.old.capacity() + self.new.capacity() + self.added.capacity() + self.removed.capacity())
+                * pair;
+        (objects, pairs)
+    }
+}
+
+impl<const D: usize> World<D> {
+    /// Brings the pairs up to date with every change since the last update, and returns
+    /// the pairs that began and ended (see [`Events`]). The first update reports every
+    /// pair as added.
+    ///
+    /// A frame with no change returns empty events at once, doing no work proportional to
+    /// the number of objects. Otherwise the cost is that of the candidate search (see the
+    /// [`World`] docs) plus O(c log c) for the c changed pairs.
+    ///
+    /// Errors: [`Error::TooManyPairs`] where [`Config::max_pairs`](crate::Config::max_pairs)
+    /// is passed by the search, or [`Error::OutOfMemory`]; the world is then exactly as
+    /// before the call, its changes still pending.
+    pub fn update(&mut self) -> Result<Events<'_>, Error> {
+        let t0 = Instant::now();
+        let moved = self.dirty.list().len();
+        let mut t_search = Duration::ZERO;
+        if moved == 0 {
+            self.scratch.added.clear();
+            self.scratch.removed.clear();
+        } else {
+            // 1. The changed slots, indexed by slot.
+            index_dirty(self.dirty.list(), &mut self.scratch.index);
+            // 2 and 3. Nothing is changed until the search has succeeded.
+            let t = Instant::now();
+            changed_pairs(&self.slots, &self.store, &self.dirty, &self.pairs, &mut self.scratch)?;
+            t_search = t.elapsed();
+            // 4. Both sorted, then their differences.
+            let s = &mut self.scratch;
+            s.old.sort_unstable();
+            s.new.sort_unstable();
+            difference(&s.old, &s.new, &mut s.removed, &mut s.added);
+            // 5. Into the store.
+            self.pairs.apply(&s.removed, &s.added);
+            // 6. The frame is over: nothing is pending.
+            self.dirty.clear();
+            self.store.before.clear();
+        }
+        self.stats = self.frame_stats(moved, t_search, t0.elapsed());
+        Ok(Events { added: &self.scratch.added, removed: &self.scratch.removed })
+    }
+
+    /// The statistics of a frame that just ended: O(1).
+    fn frame_stats(&self, moved: usize, t_search: Duration, t_update: Duration) -> WorldStats {
+        let (scratch_objects, scratch_pairs) = self.scratch.bytes();
+        WorldStats {
+            t_update,
+            t_search,
+            moved,
+            added: self.scratch.added.len(),
+            removed: self.scratch.removed.len(),
+            pairs: self.pairs.len(),
+            statics: self.store.statics,
+            dynamics: self.store.dynamics,
+            object_bytes: self.slots.bytes() + self.store.bytes() + self.dirty.bytes() + scratch_objects,
+            pair_bytes: self.pairs.bytes() + scratch_pairs,
+        }
+    }
+}
+
+/// The candidate search: into `scratch.old`, every stored pair that touches a changed slot,
+/// named as of the last update; into `scratch.new`, every pair the rules make now with at
+/// least one changed live object, named with the current generations. Neither is sorted.
+///
+/// This is the baseline search, the one function the BVH trees will replace: it scans the
+/// whole pair store for `old`, and runs the world's [`Broadphase`] over every live box
+/// (grown by the margin, through its configuration) for `new`, keeping the pairs with a
+/// changed member that pass the kind and filter rules. O(slots + stored pairs + every
+/// overlapping pair of live boxes, static-static included), so `Config::max_pairs` bounds
+/// that last count.
+///
+/// Reads the world only; on error nothing but the scratch has changed.
+pub(crate) fn changed_pairs<const D: usize>(
+    slots: &Slots,
+    store: &Store<D>,
+    dirty: &Dirty,
+    pairs: &PairStore,
+    scratch: &mut Scratch<D>,
+) -> Result<(), Error> {
+    let before = PreFrame { slots, store, dirty, index: &scratch.index };
+    scratch.old.clear();
+    for &k in &pairs.set {
+        let (lo, hi) = slots_of(k);
+        if dirty.contains(lo) || dirty.contains(hi) {
+            scratch
+                .old
+                .push([Handle::new(lo, before.generation(lo)), Handle::new(hi, before.generation(hi))]);
+        }
+    }
+
+    scratch.new.clear();
+    // No changed object is alive (only removals): no new pair can have a changed member.
+    if dirty.list().iter().all(|&s| !slots.alive[s as usize]) {
+        return Ok(());
+    }
+    scratch.boxes.clear();
+    scratch.ids.clear();
+    for (s, &alive) in slots.alive.iter().enumerate() {
+        if alive {
+            scratch.boxes.push(store.boxes[s]);
+            scratch.ids.push(s as u32);
+        }
+    }
+    scratch.finder.find_pairs(&scratch.boxes, &mut scratch.found)?;
+    // `ids` ascends, so each found pair `[i, j]`, `i < j`, maps to slots `a < b`.
+    for &[i, j] in &scratch.found {
+        let (a, b) = (scratch.ids[i as usize], scratch.ids[j as usize]);
+        let (sa, sb) = (a as usize, b as usize);
+        if (dirty.contains(a) || dirty.contains(b))
+            && pairable(store.kinds[sa], store.filters[sa], store.kinds[sb], store.filters[sb])
+        {
+            scratch.new.push([Handle::new(a, slots.generations[sa]), Handle::new(b, slots.generations[sb])]);
+        }
+    }
+    Ok(())
+}
+
+/// `removed` = `old` \ `new`, `added` = `new` \ `old`, both sorted (from sorted, unique
+/// inputs), by one merge.
+fn difference<T: Ord + Copy>(old: &[T], new: &[T], removed: &mut Vec<T>, added: &mut Vec<T>) {
+    removed.clear();
+    added.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < old.len() && j < new.len() {
+        match old[i].cmp(&new[j]) {
+            std::cmp::Ordering::Less => {
+                removed.push(old[i]);
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                added.push(new[j]);
+                j += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    removed.extend_from_slice(&old[i..]);
+    added.extend_from_slice(&new[j..]);
+}

@@ -1,0 +1,312 @@
+//! A persistent world of boxes: objects are inserted, moved and removed between frames,
+//! and each [`World::update`] reports the pairs that began and ended since the last one.
+//!
+//! The pair rule: two live objects pair when their boxes, each grown by
+//! [`Config::margin`], overlap as closed boxes (a box the margin turns inside out overlaps
+//! nothing), at least one of them is [`Kind::Dynamic`], and their [`Filter`]s accept each
+//! other. A pair `[a, b]` has `a.index() < b.index()`; lists of pairs are sorted.
+//!
+//! The parts, one a file: `handle` (handles, generations, the LIFO free list), `store`
+//! (boxes, kinds and filters by slot; the snapshot of each changed slot as of the last
+//! update), `dirty` (the changed slots: a bit vector and a list, after Box2D v3's broad
+//! phase move buffer), `pairs` (the pair keys in a hash set; the sorted list built on
+//! demand), `frame` (the update, stage by stage, and [`changed_pairs`](frame::changed_pairs),
+//! the candidate search), `validate` (every invariant, checked).
+//!
+//! - Input: the calls. Output: the events of each update, and [`World::pairs`].
+//! - Cost: a change is O(1); an update with no change is O(1). An update with changes
+//!   costs the candidate search plus O(c log c) for the c changed pairs; the search here
+//!   is the baseline, O(objects + every overlapping pair of live boxes + stored pairs),
+//!   which the BVH trees will bring down to the changed objects' neighbourhoods.
+//! - Threads: the search runs on the caller's rayon pool (`pool.install(|| world.update())`);
+//!   the pairs and events are the same bytes for any thread count, and depend only on the
+//!   sequence of calls.
+//! - Allocation: per-slot arrays grow with the slots; the pair set with the pairs; frame
+//!   buffers are reused. Nothing shrinks.
+//! - Errors: every call checks its input first and changes nothing when it fails, batches
+//!   included (all or nothing). No call panics.
+//! - Source: Box2D v3's broad phase (the move buffer, the pair set, generational ids).
+
+mod dirty;
+mod frame;
+mod handle;
+mod pairs;
+mod store;
+mod validate;
+
+#[cfg(test)]
+mod tests;
+
+pub use frame::{Events, WorldStats};
+pub use handle::Handle;
+pub use store::{Filter, Kind};
+
+use crate::{Aabb, Broadphase, Config, Error};
+use dirty::Dirty;
+use frame::Scratch;
+use handle::Slots;
+use pairs::PairStore;
+use store::{index_dirty, PreFrame, Store};
+
+/// A persistent set of boxes whose overlapping pairs are kept up to date frame by frame.
+///
+/// ```
+/// use broadphase::{Aabb2, Config, Kind, World2};
+/// let mut world = World2::new(Config::default())?;
+/// let ground = world.insert(Aabb2::new([0.0, 0.0], [10.0, 1.0]), Kind::Static)?;
+/// let ball = world.insert(Aabb2::new([4.0, 5.0], [5.0, 6.0]), Kind::Dynamic)?;
+/// assert!(world.update()?.is_empty());
+/// world.set_aabb(ball, Aabb2::new([4.0, 0.5], [5.0, 1.5]))?;
+/// assert_eq!(world.update()?.added, &[[ground, ball]]);
+/// world.remove(ball)?;
+/// assert_eq!(world.update()?.removed, &[[ground, ball]]);
+/// # Ok::<(), broadphase::Error>(())
+/// ```
+///
+/// Each object is named by a [`Handle`]. In a new world inserts take slots 0, 1, 2, ... in
+/// order; a removed object's slot is reused last in, first out (the most recently freed
+/// first), with a higher generation, so the old handle stays stale. Changes (insert,
+/// `set_*`, remove) are recorded and take effect on the pairs at the next
+/// [`World::update`].
+///
+/// Two live objects pair when their boxes, each grown by [`Config::margin`], overlap as
+/// closed boxes (touching boxes overlap; a box a negative margin turns inside out overlaps
+/// nothing), at least one of them is [`Kind::Dynamic`], and their [`Filter`]s accept each
+/// other. [`World::pairs`] is every such pair as of the last update, and each update's
+/// [`Events`] are the difference from the update before.
+///
+/// Cost: a change is O(1), an update with no change O(1). An update with changes costs
+/// the candidate search plus O(c log c) for the c pairs that changed. The search is, for
+/// now, a baseline: a [`Broadphase`] run over every live box and a scan of the stored
+/// pairs, O(objects + every overlapping pair of live boxes + stored pairs). A
+/// [`Config::max_pairs`] bound applies to that run, so it counts every overlapping pair
+/// of live boxes, static-static pairs included.
+///
+/// Threads: the search runs on the caller's rayon pool (`pool.install(|| world.update())`);
+/// the pairs and events are the same bytes for any thread count.
+///
+/// Errors: every call checks its input before changing anything, batches included (all
+/// or nothing); after a failed call the world is exactly as before. No call panics.
+#[derive(Debug)]
+pub struct World<const D: usize> {
+    /// The configuration (checked in `new`).
+    config: Config<D>,
+    /// Generations, live flags and the free list.
+    slots: Slots,
+    /// Boxes, kinds and filters by slot, the kind counts, the snapshots of changed slots.
+    /// INVARIANT: as many slots as `slots`.
+    store: Store<D>,
+    /// The slots changed since the last update. INVARIANT: a slot has a snapshot in
+    /// `store.before` iff it is here.
+    dirty: Dirty,
+    /// The pairs as of the last update.
+    pairs: PairStore,
+    /// The frame's buffers and the events of the last update.
+    scratch: Scratch<D>,
+    /// The last update's statistics.
+    stats: WorldStats,
+}
+
+/// A world in the plane.
+pub type World2 = World<2>;
+/// A world in space.
+pub type World3 = World<3>;
+
+/// Checks one box of a call; `index` is its position in the batch (0 for single calls).
+fn check<const D: usize>(aabb: &Aabb<D>, index: usize) -> Result<(), Error> {
+    crate::validate::check_box(aabb).map_err(|problem| Error::InvalidBox { index, problem })
+}
+
+/// Whether two boxes are the same bits (so that `-0.0` set over `0.0` is kept as set).
+fn same_bits<const D: usize>(a: &Aabb<D>, b: &Aabb<D>) -> bool {
+    bytemuck::bytes_of(a) == bytemuck::bytes_of(b)
+}
+
+impl<const D: usize> World<D> {
+    /// An empty world with this configuration (checked here, as by [`Broadphase::new`]).
+    pub fn new(config: Config<D>) -> Result<Self, Error> {
+        let finder = Broadphase::new(config)?;
+        Ok(Self {
+            config,
+            slots: Slots::new(),
+            store: Store::default(),
+            dirty: Dirty::default(),
+            pairs: PairStore::default(),
+            scratch: Scratch::new(finder),
+            stats: WorldStats::default(),
+        })
+    }
+
+    /// Adds an object with the default [`Filter`] (pairs with everything); see
+    /// [`World::insert_with`].
+    pub fn insert(&mut self, aabb: Aabb<D>, kind: Kind) -> Result<Handle, Error> {
+        self.insert_with(aabb, kind, Filter::default())
+    }
+
+    /// Adds an object and returns its handle. Its pairs appear at the next update.
+    ///
+    /// Errors: [`Error::InvalidBox`] (index 0) for a NaN or infinite coordinate or
+    /// `min > max`; [`Error::TooManyBoxes`] (with the number of objects the world would
+    /// hold) when every one of the `u32::MAX - 1` slots is taken.
+    pub fn insert_with(&mut self, aabb: Aabb<D>, kind: Kind, filter: Filter) -> Result<Handle, Error> {
+        check(&aabb, 0)?;
+        self.slots.room(1)?;
+        Ok(self.put(aabb, kind, filter))
+    }
+
+    /// Adds one object of `kind` a box, with the default filter, in order; their handles,
+    /// in the same order. All or nothing: the first invalid box is
+    /// [`Error::InvalidBox`] with its position in `aabbs`, and then nothing is added.
+    pub fn extend(&mut self, aabbs: &[Aabb<D>], kind: Kind) -> Result<Vec<Handle>, Error> {
+        crate::validate::check_boxes(aabbs)?;
+        self.slots.room(aabbs.len())?;
+        Ok(aabbs.iter().map(|&b| self.put(b, kind, Filter::default())).collect())
+    }
+
+    /// Sets the box of the object `h` names. Setting the box it has (the same bits)
+    /// changes nothing.
+    ///
+    /// Errors: [`Error::StaleHandle`] (checked first), then [`Error::InvalidBox`] (index 0).
+    pub fn set_aabb(&mut self, h: Handle, aabb: Aabb<D>) -> Result<(), Error> {
+        let s = self.slots.slot(h)?;
+        check(&aabb, 0)?;
+        self.move_to(s, aabb);
+        Ok(())
+    }
+
+    /// Sets many boxes, in order (where a handle comes twice, its last box stays). All or
+    /// nothing: every handle and box is checked first, and the first bad move, in batch
+    /// order, is the error ([`Error::StaleHandle`], or [`Error::InvalidBox`] with its
+    /// position in `moves`), and then nothing is set.
+    pub fn set_aabbs(&mut self, moves: &[(Handle, Aabb<D>)]) -> Result<(), Error> {
+        for (i, (h, aabb)) in moves.iter().enumerate() {
+            self.slots.slot(*h)?;
+            check(aabb, i)?;
+        }
+        for &(h, aabb) in moves {
+            // Checked above, and no move kills an object.
+            if let Ok(s) = self.slots.slot(h) {
+                self.move_to(s, aabb);
+            }
+        }
+        Ok(())
+    }
+
+    /// Sets the kind of the object `h` names (the same kind changes nothing).
+    pub fn set_kind(&mut self, h: Handle, kind: Kind) -> Result<(), Error> {
+        let s = self.slots.slot(h)?;
+        let old = self.store.kinds[s];
+        if old != kind {
+            self.touch(s);
+            self.store.count(old, false);
+            self.store.count(kind, true);
+            self.store.kinds[s] = kind;
+        }
+        Ok(())
+    }
+
+    /// Sets the filter of the object `h` names (the same filter changes nothing).
+    pub fn set_filter(&mut self, h: Handle, filter: Filter) -> Result<(), Error> {
+        let s = self.slots.slot(h)?;
+        if self.store.filters[s] != filter {
+            self.touch(s);
+            self.store.filters[s] = filter;
+        }
+        Ok(())
+    }
+
+    /// Removes the object `h` names: `h` is stale from now on, and the next update reports
+    /// the object's pairs as removed, named with `h`. Its slot is the next one reused.
+    pub fn remove(&mut self, h: Handle) -> Result<(), Error> {
+        let s = self.slots.slot(h)?;
+        self.touch(s);
+        self.store.count(self.store.kinds[s], false);
+        self.slots.kill(s);
+        Ok(())
+    }
+
+    /// The box of the object `h` names, as last set (not grown by the margin).
+    pub fn aabb(&self, h: Handle) -> Result<Aabb<D>, Error> {
+        Ok(self.store.boxes[self.slots.slot(h)?])
+    }
+
+    /// Whether `h` names a live object.
+    pub fn contains(&self, h: Handle) -> bool {
+        self.slots.slot(h).is_ok()
+    }
+
+    /// Live objects.
+    pub fn len(&self) -> usize {
+        self.slots.live
+    }
+
+    /// True when no object is live.
+    pub fn is_empty(&self) -> bool {
+        self.slots.live == 0
+    }
+
+    /// The pairs as of the last update (empty before the first), sorted, each `[a, b]`
+    /// with `a.index() < b.index()`; changes made since are not in it yet, and a pair
+    /// of an object removed since keeps its old handle.
+    ///
+    /// The first call after an update that changed the pairs sorts them, O(pairs log
+    /// pairs), and keeps the list; later calls are free until the next such update.
+    /// Engines are expected to follow [`World::update`]'s events instead.
+    pub fn pairs(&self) -> &[[Handle; 2]] {
+        if let Some(cached) = self.pairs.cache.get() {
+            return cached;
+        }
+        if self.dirty.is_empty() {
+            return self.pairs.sorted(|s| self.slots.generations[s as usize]);
+        }
+        // Changes are pending: a changed slot is named as its snapshot says.
+        let mut index = Vec::new();
+        index_dirty(self.dirty.list(), &mut index);
+        let before = PreFrame { slots: &self.slots, store: &self.store, dirty: &self.dirty, index: &index };
+        self.pairs.sorted(|s| before.generation(s))
+    }
+
+    /// The last update's statistics.
+    pub fn stats(&self) -> &WorldStats {
+        &self.stats
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config<D> {
+        &self.config
+    }
+
+    /// Puts a new object into a slot (room checked): the last freed slot, else a new one.
+    fn put(&mut self, aabb: Aabb<D>, kind: Kind, filter: Filter) -> Handle {
+        let s = self.slots.claim();
+        let si = s as usize;
+        if si == self.store.len() {
+            self.store.push_dead();
+            self.dirty.grow(self.slots.len());
+        }
+        self.touch(si);
+        let h = self.slots.revive(s);
+        self.store.boxes[si] = aabb;
+        self.store.kinds[si] = kind;
+        self.store.filters[si] = filter;
+        self.store.count(kind, true);
+        h
+    }
+
+    /// Sets live slot `s`'s box (checked), unless it has those bits already.
+    fn move_to(&mut self, s: usize, aabb: Aabb<D>) {
+        if !same_bits(&self.store.boxes[s], &aabb) {
+            self.touch(s);
+            self.store.boxes[s] = aabb;
+        }
+    }
+
+    /// Marks slot `s` changed; at its first change this frame, snapshots its state first.
+    fn touch(&mut self, s: usize) {
+        if !self.dirty.contains(s as u32) {
+            let snap = self.store.snapshot(&self.slots, s);
+            self.store.before.push(snap);
+            self.dirty.mark(s as u32);
+        }
+    }
+}

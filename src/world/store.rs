@@ -1,0 +1,193 @@
+//! The per-slot store (structure of arrays: box, kind, filter) and the pre-frame snapshot
+//! of the slots changed this frame.
+//!
+//! - Input: the boxes, kinds and filters the caller sets, already checked. Output: each
+//!   slot's current state, and, for a changed slot, its state as of the last update.
+//! - The snapshot is taken at a slot's first change in a frame (when its dirty bit goes
+//!   from clear to set), so it holds what the pair store was built from: the frame reads it
+//!   to report a removed object's pairs with its old handle, and `pairs()` to name the
+//!   pairs of the last update while changes are pending. Snapshots sit in dirty-list
+//!   order; a lookup by slot goes through an index sorted by slot ([`index_dirty`], built
+//!   once a frame), O(log changed).
+//! - Cost: O(1) a change. Threads: none. Allocation: the three arrays grow by one on each
+//!   new slot; the snapshot list grows to the most slots changed in one frame and is kept.
+//! - Source: this crate (the boxes are kept as the caller set them; the margin is applied
+//!   where pairs are found).
+
+use super::dirty::Dirty;
+use super::handle::Slots;
+use crate::Aabb;
+
+/// Whether an object moves. Pairs need at least one dynamic object: two static objects are
+/// never paired, however they overlap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Does not move, or moves rarely (terrain, walls): paired only with dynamic objects.
+    Static,
+    /// Paired with every object it overlaps that its filter accepts.
+    Dynamic,
+}
+
+/// Collision groups: two objects pair only when each one's `membership` shares a bit with
+/// the other's `mask`. The default (every bit set in both) pairs with everything.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Filter {
+    /// The groups this object belongs to.
+    pub membership: u32,
+    /// The groups this object pairs with.
+    pub mask: u32,
+}
+
+impl Default for Filter {
+    fn default() -> Self {
+        Self { membership: u32::MAX, mask: u32::MAX }
+    }
+}
+
+impl Filter {
+    /// Whether objects with these filters may pair (the test is symmetric).
+    #[inline]
+    pub(crate) fn accepts(self, other: Filter) -> bool {
+        self.membership & other.mask != 0 && other.membership & self.mask != 0
+    }
+}
+
+/// Whether two objects of these kinds and filters may pair: at least one dynamic, and each
+/// filter accepting the other.
+#[inline]
+pub(crate) fn pairable(ka: Kind, fa: Filter, kb: Kind, fb: Filter) -> bool {
+    (ka == Kind::Dynamic || kb == Kind::Dynamic) && fa.accepts(fb)
+}
+
+/// Whether two boxes, each grown by `margin`, overlap as closed boxes; a box the margin
+/// turns inside out overlaps nothing (the rule `brute_force_pairs` applies).
+#[inline]
+pub(crate) fn touching<const D: usize>(a: &Aabb<D>, b: &Aabb<D>, margin: f32) -> bool {
+    let (a, b) = (a.grown(margin), b.grown(margin));
+    !a.is_inverted() && !b.is_inverted() && a.overlaps(&b)
+}
+
+/// One slot's state as of the last update.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Snapshot<const D: usize> {
+    /// The slot held a live object.
+    pub(crate) alive: bool,
+    /// The slot's generation (that of its object, if alive).
+    pub(crate) generation: u32,
+    /// The object's box, kind and filter (meaningless where the slot was dead).
+    pub(crate) aabb: Aabb<D>,
+    pub(crate) kind: Kind,
+    pub(crate) filter: Filter,
+}
+
+/// Boxes, kinds and filters by slot, the kind counts, and the snapshots of changed slots.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Store<const D: usize> {
+    /// Each slot's box, as the caller set it (finite, `min <= max`; not grown). A dead slot
+    /// keeps its last object's box (or zeros), read by nothing but its snapshot.
+    pub(crate) boxes: Vec<Aabb<D>>,
+    /// Each slot's kind (meaningless where dead).
+    pub(crate) kinds: Vec<Kind>,
+    /// Each slot's filter (meaningless where dead).
+    pub(crate) filters: Vec<Filter>,
+    /// Live static and dynamic objects.
+    pub(crate) statics: usize,
+    pub(crate) dynamics: usize,
+    /// The state as of the last update of each changed slot.
+    /// INVARIANT: `before[i]` is the snapshot of slot `dirty.list()[i]`.
+    pub(crate) before: Vec<Snapshot<D>>,
+}
+
+impl<const D: usize> Store<D> {
+    /// Slots stored.
+    pub(crate) fn len(&self) -> usize {
+        self.boxes.len()
+    }
+
+    /// A new dead slot at the end.
+    pub(crate) fn push_dead(&mut self) {
+        self.boxes.push(Aabb { min: [0.0; D], max: [0.0; D] });
+        self.kinds.push(Kind::Static);
+        self.filters.push(Filter::default());
+    }
+
+    /// Slot `s`'s state now, `alive` and `generation` from the slot table.
+    pub(crate) fn snapshot(&self, slots: &Slots, s: usize) -> Snapshot<D> {
+        Snapshot {
+            alive: slots.alive[s],
+            generation: slots.generations[s],
+            aabb: self.boxes[s],
+            kind: self.kinds[s],
+            filter: self.filters[s],
+        }
+    }
+
+    /// Counts a live object of kind `k` in (`add`) or out.
+    pub(crate) fn count(&mut self, k: Kind, add: bool) {
+        let c = match k {
+            Kind::Static => &mut self.statics,
+            Kind::Dynamic => &mut self.dynamics,
+        };
+        if add {
+            *c += 1;
+        } else {
+            *c -= 1;
+        }
+    }
+
+    /// Heap bytes held, from capacities.
+    pub(crate) fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.boxes.capacity() * size_of::<Aabb<D>>()
+            + self.kinds.capacity() * size_of::<Kind>()
+            + self.filters.capacity() * size_of::<Filter>()
+            + self.before.capacity() * size_of::<Snapshot<D>>()
+    }
+}
+
+/// The world as of the last update, read through the current state and the snapshots: a
+/// clean slot is as it is now, a changed one as its snapshot says.
+#[derive(Debug)]
+pub(crate) struct PreFrame<'a, const D: usize> {
+    pub(crate) slots: &'a Slots,
+    pub(crate) store: &'a Store<D>,
+    pub(crate) dirty: &'a Dirty,
+    /// `(slot, position in the dirty list)` for every changed slot, sorted by slot.
+    pub(crate) index: &'a [(u32, u32)],
+}
+
+/// Fills `index` with `(slot, position)` for each slot of the dirty list, sorted by slot,
+/// for [`PreFrame`]'s lookups: O(changed log changed).
+pub(crate) fn index_dirty(list: &[u32], index: &mut Vec<(u32, u32)>) {
+    index.clear();
+    index.extend(list.iter().enumerate().map(|(i, &s)| (s, i as u32)));
+    // Slots are unique, so the unstable sort has one result.
+    index.sort_unstable();
+}
+
+impl<const D: usize> PreFrame<'_, D> {
+    /// Slot `s`'s snapshot, if it changed this frame.
+    fn changed(&self, s: u32) -> Option<&Snapshot<D>> {
+        if !self.dirty.contains(s) {
+            return None;
+        }
+        let at = self.index.binary_search_by_key(&s, |&(slot, _)| slot).ok()?;
+        self.store.before.get(self.index[at].1 as usize)
+    }
+
+    /// Slot `s`'s generation as of the last update.
+    pub(crate) fn generation(&self, s: u32) -> u32 {
+        match self.changed(s) {
+            Some(b) => b.generation,
+            None => self.slots.generations[s as usize],
+        }
+    }
+
+    /// Slot `s`'s whole state as of the last update.
+    pub(crate) fn get(&self, s: u32) -> Snapshot<D> {
+        match self.changed(s) {
+            Some(b) => *b,
+            None => self.store.snapshot(self.slots, s as usize),
+        }
+    }
+}

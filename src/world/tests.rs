@@ -1,0 +1,228 @@
+//! Unit tests of the world's insides: slot order and reuse, retirement, the slot limit,
+//! pending changes seen through `pairs()`, the hasher, the byte counts, and `validate`
+//! catching each broken invariant. The model-based and thread tests are in `tests/world.rs`.
+
+use super::handle::RETIRED;
+use super::pairs::{key, PairHasher};
+use super::*;
+use std::hash::Hasher;
+
+fn sq(x: f32, y: f32, s: f32) -> Aabb<2> {
+    Aabb::new([x, y], [x + s, y + s])
+}
+
+fn world() -> World<2> {
+    World::new(Config::default()).unwrap()
+}
+
+#[test]
+fn slots_in_order_then_last_freed_first() {
+    let mut w = world();
+    let hs: Vec<Handle> = (0..5).map(|i| w.insert(sq(i as f32, 0.0, 1.0), Kind::Dynamic).unwrap()).collect();
+    assert_eq!(
+        hs.iter().map(|h| (h.index(), h.generation())).collect::<Vec<_>>(),
+        [(0, 0), (1, 0), (2, 0), (3, 0), (4, 0)]
+    );
+    w.remove(hs[1]).unwrap();
+    w.remove(hs[3]).unwrap();
+    let more = w.extend(&[sq(0.0, 0.0, 1.0); 3], Kind::Static).unwrap();
+    assert_eq!(
+        more.iter().map(|h| (h.index(), h.generation())).collect::<Vec<_>>(),
+        [(3, 1), (1, 1), (5, 0)]
+    );
+    assert_eq!(w.remove(hs[1]), Err(Error::StaleHandle { handle: hs[1].raw() }));
+    assert_eq!(hs[1].raw(), 1);
+    assert_eq!(more[0].raw(), (1 << 32) | 3);
+    w.validate().unwrap();
+}
+
+#[test]
+fn a_slot_at_the_last_generation_is_retired() {
+    let mut w = world();
+    let a = w.insert(sq(0.0, 0.0, 1.0), Kind::Dynamic).unwrap();
+    w.update().unwrap();
+    // The slot has been reused almost 2^32 times.
+    w.slots.generations[0] = RETIRED - 1;
+    let a = Handle::new(a.index(), RETIRED - 1);
+    w.validate().unwrap();
+    w.remove(a).unwrap();
+    assert!(w.slots.free.is_empty(), "a retired slot is not free");
+    w.validate().unwrap();
+    let b = w.insert(sq(0.0, 0.0, 1.0), Kind::Dynamic).unwrap();
+    assert_eq!((b.index(), b.generation()), (1, 0));
+    assert_eq!(w.remove(a), Err(Error::StaleHandle { handle: a.raw() }));
+    w.update().unwrap();
+    w.validate().unwrap();
+}
+
+#[test]
+fn the_slot_limit_is_too_many_boxes() {
+    let mut w = world();
+    w.slots.limit = 3;
+    let hs = w.extend(&[sq(0.0, 0.0, 1.0); 3], Kind::Dynamic).unwrap();
+    assert_eq!(w.insert(sq(0.0, 0.0, 1.0), Kind::Dynamic), Err(Error::TooManyBoxes { len: 4 }));
+    w.remove(hs[0]).unwrap();
+    assert_eq!(w.extend(&[sq(0.0, 0.0, 1.0); 2], Kind::Dynamic), Err(Error::TooManyBoxes { len: 4 }));
+    assert_eq!(w.len(), 2);
+    w.validate().unwrap();
+    assert_eq!(w.extend(&[sq(0.0, 0.0, 1.0)], Kind::Dynamic).unwrap()[0].index(), 0);
+    assert_eq!(w.update().unwrap().added.len(), 3);
+    w.validate().unwrap();
+}
+
+#[test]
+fn pending_changes_leave_pairs_as_of_the_last_update() {
+    let mut w = world();
+    let a = w.insert(sq(0.0, 0.0, 1.0), Kind::Dynamic).unwrap();
+    let b = w.insert(sq(0.5, 0.0, 1.0), Kind::Dynamic).unwrap();
+    w.update().unwrap();
+    w.remove(b).unwrap();
+    let c = w.insert(sq(0.2, 0.0, 1.0), Kind::Static).unwrap();
+    assert_eq!(c.index(), b.index());
+    assert_eq!(w.pairs(), &[[a, b]]);
+    assert_eq!(w.dirty.list(), &[b.index()], "one snapshot a slot, however often it changed");
+    w.validate().unwrap();
+    let ev = w.update().unwrap();
+    assert_eq!((ev.removed, ev.added), (&[[a, b]][..], &[[a, c]][..]));
+    assert_eq!(w.stats().moved, 1);
+    assert!(w.dirty.is_empty() && w.store.before.is_empty());
+    w.validate().unwrap();
+}
+
+#[test]
+fn inserted_and_removed_in_one_frame_leaves_no_trace() {
+    let mut w = world();
+    let a = w.insert(sq(0.0, 0.0, 1.0), Kind::Dynamic).unwrap();
+    w.update().unwrap();
+    let b = w.insert(sq(0.0, 0.0, 1.0), Kind::Dynamic).unwrap();
+    w.remove(b).unwrap();
+    assert!(w.update().unwrap().is_empty());
+    assert!(w.pairs().is_empty() && w.contains(a) && !w.contains(b));
+    w.validate().unwrap();
+}
+
+#[test]
+fn negative_zero_is_kept_as_set() {
+    let mut w = world();
+    let a = w.insert(sq(0.0, 0.0, 1.0), Kind::Dynamic).unwrap();
+    w.update().unwrap();
+    let z = Aabb::new([-0.0, 0.0], [1.0, 1.0]);
+    w.set_aabb(a, z).unwrap();
+    assert_eq!(w.aabb(a).unwrap().min[0].to_bits(), (-0.0f32).to_bits());
+}
+
+#[test]
+fn the_hasher_is_fixed_and_spreads_keys_sharing_a_slot() {
+    let hash = |k: u64| {
+        let mut h = PairHasher::default();
+        h.write_u64(k);
+        h.finish()
+    };
+    assert_eq!(hash(key(3, 7)), hash(key(3, 7)));
+    // The pairs of one slot (same `hi`, or same `lo`) reach most of 1024 buckets.
+    for keys in
+        [(0..1024).map(|lo| key(lo, 5000)).collect::<Vec<_>>(), (0..1024).map(|hi| key(5, 6 + hi)).collect()]
+    {
+        let buckets: std::collections::HashSet<u64> = keys.iter().map(|&k| hash(k) & 1023).collect();
+        assert!(buckets.len() > 550, "{} buckets of 1024", buckets.len());
+        let tags: std::collections::HashSet<u64> = keys.iter().map(|&k| hash(k) >> 57).collect();
+        assert!(tags.len() > 100, "{} tags of 128", tags.len());
+    }
+}
+
+#[test]
+fn bytes_follow_the_capacities() {
+    let mut w = world();
+    w.update().unwrap();
+    assert_eq!((w.stats().object_bytes, w.stats().pair_bytes), (0, 0));
+    let boxes: Vec<Aabb<2>> = (0..100).map(|i| sq(i as f32 * 0.5, 0.0, 1.0)).collect();
+    w.extend(&boxes, Kind::Dynamic).unwrap();
+    w.update().unwrap();
+    let s = w.stats().clone();
+    assert!(s.object_bytes >= 100 * (16 + 4 + 1 + 1 + 8), "{s:?}");
+    assert!(s.pair_bytes >= s.pairs * 9, "{s:?}");
+    assert_eq!(s.pairs, 99 + 98);
+}
+
+/// A valid world with pending changes: pairs stored, a slot removed and refilled, a move.
+fn busy() -> World<2> {
+    let mut w = world();
+    let hs = w
+        .extend(&[sq(0.0, 0.0, 1.0), sq(0.5, 0.0, 1.0), sq(0.9, 0.0, 1.0), sq(5.0, 5.0, 1.0)], Kind::Dynamic)
+        .unwrap();
+    w.insert(sq(0.0, 0.0, 3.0), Kind::Static).unwrap();
+    w.insert(sq(0.0, 0.0, 3.0), Kind::Static).unwrap();
+    w.update().unwrap();
+    w.pairs();
+    w.remove(hs[1]).unwrap();
+    w.remove(hs[3]).unwrap();
+    w.insert(sq(5.0, 5.0, 1.0), Kind::Dynamic).unwrap();
+    w.set_aabb(hs[2], sq(0.8, 0.0, 1.0)).unwrap();
+    w.validate().unwrap();
+    w
+}
+
+#[test]
+fn validate_catches_each_broken_invariant() {
+    type Break = fn(&mut World<2>);
+    let cases: &[(&str, Break)] = &[
+        ("length", |w| {
+            w.store.kinds.pop();
+        }),
+        ("live count", |w| w.slots.live += 1),
+        ("retired generation", |w| w.slots.generations[0] = RETIRED),
+        ("free slot listed twice", |w| {
+            let s = w.slots.free[0];
+            w.slots.free.push(s)
+        }),
+        ("live slot freed", |w| w.slots.free.push(0)),
+        ("free slot lost", |w| {
+            w.slots.free.pop();
+        }),
+        ("kind count", |w| w.store.statics += 1),
+        ("kind not counted", |w| w.store.kinds[0] = Kind::Static),
+        ("invalid box", |w| w.store.boxes[0].min[0] = f32::NAN),
+        ("dirty bit without entry", |w| w.dirty.bits[0] |= 1 << 0),
+        ("dirty entry without bit", |w| w.dirty.bits[0] = 0),
+        ("dirty entry twice", |w| {
+            let s = w.dirty.list[0];
+            w.dirty.list.push(s);
+            w.store.before.push(w.store.before[0]);
+        }),
+        ("snapshot missing", |w| {
+            w.store.before.pop();
+        }),
+        ("snapshot generation", |w| w.store.before[0].generation += 5),
+        ("pair missing", |w| {
+            let k = *w.pairs.set.iter().min().unwrap();
+            w.pairs.set.remove(&k);
+        }),
+        ("pair not overlapping", |w| {
+            w.pairs.set.insert(key(0, 3));
+        }),
+        ("pair lo > hi", |w| {
+            w.pairs.set.insert(key(2, 0));
+        }),
+        ("static-static pair", |w| {
+            w.pairs.set.insert(key(4, 5));
+        }),
+        ("pair with a slot past the end", |w| {
+            w.pairs.set.insert(key(0, 99));
+        }),
+        ("pair refused by the filter", |w| w.store.filters[0] = Filter { membership: 0, mask: u32::MAX }),
+        ("pair no longer overlapping", |w| w.store.boxes[0] = sq(50.0, 50.0, 1.0)),
+        ("cache stale", |w| {
+            let mut v = w.pairs.cache.take().unwrap();
+            v.pop();
+            w.pairs.cache = std::sync::OnceLock::from(v);
+        }),
+    ];
+    for (name, break_it) in cases {
+        let mut w = busy();
+        break_it(&mut w);
+        match w.validate() {
+            Err(Error::Invariant { detail }) => assert!(detail.starts_with("world: "), "{name}: {detail}"),
+            other => panic!("{name}: validate returned {other:?}"),
+        }
+    }
+}
