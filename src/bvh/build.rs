@@ -2,9 +2,10 @@
 //! radix tree over the sorted keys with each node's children's bounds.
 //!
 //! - Input: boxes and the margin. Output: the [`Bvh`]'s leaves, ids and nodes.
-//! - Key layout (u64): in the high 32 bits, the box's shape class (`D` bits: the axes it
-//!   is long along, [`shape`]) above the Morton code of its centre (`(32 - D) / D` bits an
-//!   axis over the centres' bounds); the box's index in the low 32. Keys are thus
+//! - Key layout (u64): in the high 32 bits, the box's size class (2 bits, [`size_class`])
+//!   and shape class (`D` bits: the axes it is long along, [`shape`]) above the Morton
+//!   code of its centre (`(30 - D) / D` bits an axis over the centres' bounds); the box's
+//!   index in the low 32. Keys are thus
 //!   distinct, and boxes with one code are split by their index bits, so every node has
 //!   two children and no path is deeper than 64 splits.
 //! - Cost: O(n) for the codes and the gather; a radix sort of the 32 code bits; O(n) nodes,
@@ -40,27 +41,37 @@ impl<const D: usize> Bvh<D> {
             }
         };
         let chunk = chunk_len(boxes.len());
-        let (lo, hi) = boxes
+        // Per chunk, in order: the centres' bounds, and the sum and count of the boxes'
+        // longest sides (for the size classes).
+        let parts: Vec<([f64; D], [f64; D], f64, usize)> = boxes
             .par_chunks(chunk)
             .map(|c| {
                 let mut lo = [f64::INFINITY; D];
                 let mut hi = [f64::NEG_INFINITY; D];
+                let (mut sides, mut live) = (0.0, 0);
                 for b in c.iter().map(|b| b.grown(margin)).filter(|g| !g.is_inverted()) {
                     for k in 0..D {
                         lo[k] = lo[k].min(centre(&b, k));
                         hi[k] = hi[k].max(centre(&b, k));
                     }
+                    sides += longest(&b);
+                    live += 1;
                 }
-                (lo, hi)
+                (lo, hi, sides, live)
             })
-            .reduce(
-                || ([f64::INFINITY; D], [f64::NEG_INFINITY; D]),
-                |a, b| {
-                    (std::array::from_fn(|k| a.0[k].min(b.0[k])), std::array::from_fn(|k| a.1[k].max(b.1[k])))
-                },
-            );
-        // The top `D` code bits are the box's shape class, the rest the centre's Morton code.
-        let bits = (32 - D as u32) / D as u32;
+            .collect();
+        let (mut lo, mut hi, mut sides, mut live) = ([f64::INFINITY; D], [f64::NEG_INFINITY; D], 0.0, 0);
+        for p in &parts {
+            for k in 0..D {
+                lo[k] = lo[k].min(p.0[k]);
+                hi[k] = hi[k].max(p.1[k]);
+            }
+            sides += p.2;
+            live += p.3;
+        }
+        let mean = if live > 0 && sides.is_finite() { sides / live as f64 } else { 0.0 };
+        // The top `D + 2` code bits are the box's class, the rest the centre's Morton code.
+        let bits = (32 - CLASS_BITS - D as u32) / D as u32;
         let cells = ((1u64 << bits) - 1) as f64;
         let scale: [f64; D] =
             std::array::from_fn(|k| if hi[k] > lo[k] { cells / (hi[k] - lo[k]) } else { 0.0 });
@@ -78,7 +89,8 @@ impl<const D: usize> Bvh<D> {
                     let q: [u32; D] = std::array::from_fn(|k| {
                         ((centre(&g, k) - lo[k]) * scale[k]).clamp(0.0, cells) as u32
                     });
-                    let code = crate::kernels::morton::encode_lut(q) | shape(&g) << (bits * D as u32);
+                    let class = size_class(&g, mean) << D | shape(&g);
+                    let code = crate::kernels::morton::encode_lut(q) | class << (bits * D as u32);
                     v.push(code << 32 | (ci * chunk + j) as u64);
                 }
                 v
@@ -89,16 +101,26 @@ impl<const D: usize> Bvh<D> {
         }
         // Stable on the code bits: boxes of one code stay in index order, so the keys end
         // fully sorted as u64.
-        crate::kernels::radix_sort::sort(&mut self.keys, &mut self.scratch, 32..32 + (bits + 1) * D as u32);
+        let code_bits = bits * D as u32 + D as u32 + CLASS_BITS;
+        crate::kernels::radix_sort::sort(&mut self.keys, &mut self.scratch, 32..32 + code_bits);
         let n = self.keys.len();
         self.ids.clear();
         self.ids.extend(self.keys.iter().map(|&k| k as u32));
         self.leaves.clear();
         self.leaves.par_extend(self.ids.par_iter().map(|&i| boxes[i as usize].grown(margin)));
         grow_to_nodes(&mut self.nodes, n.saturating_sub(1));
+        self.parents.clear();
+        self.parents.resize(n.saturating_sub(1), 0);
+        self.leaf_parents.clear();
+        self.leaf_parents.resize(n, 0);
         if n >= 2 {
-            let nodes = SendPtr(self.nodes.as_mut_ptr());
-            let t = Tree { keys: &self.keys, leaves: &self.leaves, nodes };
+            let t = Tree {
+                keys: &self.keys,
+                leaves: &self.leaves,
+                nodes: SendPtr(self.nodes.as_mut_ptr()),
+                parents: SendPtr(self.parents.as_mut_ptr()),
+                leaf_parents: SendPtr(self.leaf_parents.as_mut_ptr()),
+            };
             t.node(0, n - 1, 0);
         }
     }
@@ -113,6 +135,32 @@ fn shape<const D: usize>(b: &Aabb<D>) -> u64 {
     let ext: [f64; D] = std::array::from_fn(|k| b.max[k] as f64 - b.min[k] as f64);
     let short = ext.iter().fold(f64::INFINITY, |m, &e| m.min(e));
     (0..D).filter(|&k| ext[k] > LONG * short).fold(0, |c, k| c | 1 << k)
+}
+
+/// Bits of the size class ([`size_class`]).
+const CLASS_BITS: u32 = 2;
+
+/// A box's longest side.
+fn longest<const D: usize>(b: &Aabb<D>) -> f64 {
+    (0..D).map(|k| b.max[k] as f64 - b.min[k] as f64).fold(0.0, f64::max)
+}
+
+/// A box's size class against the mean longest side `mean`: 0 up to twice it, then 1 up to
+/// 8 times, 2 up to 32 times, 3 beyond. Why: a few large boxes (rooms over a floor of
+/// tiles, a sky box) sorted among the small ones by their centres inflate every node above
+/// them, and each walk enters those; in a class of their own they inflate only their own
+/// subtree. PERF: benches/world.rs (`tiles`, whose rooms are 2 to 8 tiles a side).
+fn size_class<const D: usize>(b: &Aabb<D>, mean: f64) -> u64 {
+    let r = longest(b) / mean;
+    if r.is_nan() || r <= 2.0 {
+        0
+    } else if r <= 8.0 {
+        1
+    } else if r <= 32.0 {
+        2
+    } else {
+        3
+    }
 }
 
 /// How many times its shortest extent a box's extent along an axis must be for the box to
@@ -130,11 +178,16 @@ struct Tree<'a, const D: usize> {
     keys: &'a [u64],
     leaves: &'a [Aabb<D>],
     nodes: SendPtr<Node<D>>,
+    /// Each internal node's parent, and each leaf's (written by the parent).
+    parents: SendPtr<u32>,
+    leaf_parents: SendPtr<u32>,
 }
 
 // SAFETY (for the `Sync` the recursion's tasks need): `nodes` is written only through
-// `put` at indices that Karras' numbering gives to exactly one range, so no two tasks
-// write one index; the buffer (`Bvh::nodes`, sized `n - 1`) outlives `build`.
+// `put` at indices that Karras' numbering gives to exactly one range, and `parents` and
+// `leaf_parents` at the indices of that range's two children, each the child of one
+// node; so no two tasks write one index. The buffers (sized `n - 1`, `n - 1` and `n`)
+// outlive `build`.
 unsafe impl<const D: usize> Sync for Tree<'_, D> {}
 
 impl<const D: usize> Tree<'_, D> {
@@ -143,9 +196,13 @@ impl<const D: usize> Tree<'_, D> {
     fn node(&self, lo: usize, hi: usize, idx: usize) -> Aabb<D> {
         let split = self.split(lo, hi);
         let side = |a: usize, b: usize, at: usize| -> (u32, Aabb<D>) {
+            // SAFETY: leaf `a < n`, node `at < n - 1`, each written by its parent alone
+            // (see `Tree`).
             if a == b {
+                unsafe { self.leaf_parents.put(a, idx as u32) };
                 (LEAF | a as u32, self.leaves[a])
             } else {
+                unsafe { self.parents.put(at, idx as u32) };
                 (at as u32, self.node(a, b, at))
             }
         };

@@ -89,6 +89,10 @@ pub(crate) struct Bvh<const D: usize> {
     pub(crate) leaves: Vec<Aabb<D>>,
     /// The caller's index of each leaf.
     pub(crate) ids: Vec<u32>,
+    /// The node whose child each internal node is (the root's: 0), and each leaf's
+    /// parent node, for [`Bvh::enlarge`].
+    parents: Vec<u32>,
+    leaf_parents: Vec<u32>,
     /// Sort keys (`code << 32 | index`) and their radix scratch, kept between builds.
     keys: Vec<u64>,
     scratch: Vec<u64>,
@@ -100,6 +104,16 @@ impl<const D: usize> Bvh<D> {
     /// Live leaves.
     pub(crate) fn len(&self) -> usize {
         self.leaves.len()
+    }
+
+    /// Heap bytes held, from capacities.
+    pub(crate) fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.nodes.capacity() * size_of::<Node<D>>()
+            + self.leaves.capacity() * size_of::<Aabb<D>>()
+            + 4 * (self.ids.capacity() + self.parents.capacity() + self.leaf_parents.capacity())
+            + 8 * (self.keys.capacity() + self.scratch.capacity())
+            + self.parts.iter().map(|p| 8 * p.capacity()).sum::<usize>()
     }
 
     /// Checks every invariant of the type (O(n)); for tests and debug builds.
@@ -152,6 +166,35 @@ impl<const D: usize> Bvh<D> {
             return bad("a leaf or node is unreachable from the root".into());
         }
         Ok(())
+    }
+
+    /// Grows leaf `pos`'s box to take in `b`, and its ancestors' stored bounds with it:
+    /// O(depth), and the tree stays exact (each stored bound is still the union of the
+    /// leaves under it). The tree gets looser as leaves grow; its owner rebuilds it.
+    pub(crate) fn enlarge(&mut self, pos: usize, b: &Aabb<D>) {
+        let grow = |lo: &mut [f32; D], hi: &mut [f32; D]| {
+            let mut changed = false;
+            for k in 0..D {
+                changed |= (b.min[k] < lo[k]) | (b.max[k] > hi[k]);
+                lo[k] = lo[k].min(b.min[k]);
+                hi[k] = hi[k].max(b.max[k]);
+            }
+            changed
+        };
+        let leaf = &mut self.leaves[pos];
+        if !grow(&mut leaf.min, &mut leaf.max) || self.nodes.is_empty() {
+            return;
+        }
+        let (mut child, mut at) = (LEAF | pos as u32, self.leaf_parents[pos] as usize);
+        loop {
+            let nd = &mut self.nodes[at];
+            let c = (nd.child[1] == child) as usize;
+            if !grow(&mut nd.min[c], &mut nd.max[c]) || at == 0 {
+                return;
+            }
+            child = at as u32;
+            at = self.parents[at] as usize;
+        }
     }
 
     /// The union of node `i`'s two children's stored bounds.

@@ -28,10 +28,11 @@
 //!   than by the narrow phase.
 
 use super::handle::Slots;
-use super::pairs::{slots_of, PairStore};
-use super::store::{index_dirty, pairable, PreFrame, Store};
+use super::pairs::PairStore;
+use super::search::Search;
+use super::store::{index_dirty, PreFrame, Store};
 use super::{dirty::Dirty, Handle, World};
-use crate::{Aabb, Broadphase, Error};
+use crate::{Broadphase, Error};
 use std::time::{Duration, Instant};
 
 /// What one [`World::update`] changed: the pairs that began and the pairs that ended,
@@ -88,11 +89,8 @@ pub struct WorldStats {
 pub(crate) struct Scratch<const D: usize> {
     /// The baseline search's pair finder, with the world's configuration.
     pub(crate) finder: Broadphase<D>,
-    /// The live boxes in slot order, and their slots.
-    boxes: Vec<Aabb<D>>,
-    ids: Vec<u32>,
-    /// The finder's pairs, as indices into `boxes`.
-    found: Vec<[u32; 2]>,
+    /// The trees and maps of the candidate search.
+    pub(crate) search: Search<D>,
     /// `(slot, position in the dirty list)`, sorted by slot.
     index: Vec<(u32, u32)>,
     /// Steps 2 and 3's pairs.
@@ -108,9 +106,7 @@ impl<const D: usize> Scratch<D> {
     pub(crate) fn new(finder: Broadphase<D>) -> Self {
         Self {
             finder,
-            boxes: Vec::new(),
-            ids: Vec::new(),
-            found: Vec::new(),
+            search: Search::default(),
             index: Vec::new(),
             old: Vec::new(),
             new: Vec::new(),
@@ -122,11 +118,10 @@ impl<const D: usize> Scratch<D> {
     /// Heap bytes held for objects and for pairs, from capacities.
     fn bytes(&self) -> (usize, usize) {
         use std::mem::size_of;
-        let objects = self.boxes.capacity() * size_of::<Aabb<D>>()
-            + self.ids.capacity() * 4
-            + self.index.capacity() * size_of::<(u32, u32)>();
+        let (search_objects, search_pairs) = self.search.bytes();
+        let objects = search_objects + self.index.capacity() * size_of::<(u32, u32)>();
         let pair = size_of::<[Handle; 2]>();
-        let pairs = self.found.capacity() * size_of::<[u32; 2]>()
+        let pairs = search_pairs
             + (self.old.capacity() + self.new.capacity() + self.added.capacity() + self.removed.capacity())
                 * pair;
         (objects, pairs)
@@ -208,45 +203,19 @@ pub(crate) fn changed_pairs<const D: usize>(
     slots: &Slots,
     store: &Store<D>,
     dirty: &Dirty,
-    pairs: &PairStore,
+    _pairs: &PairStore,
     scratch: &mut Scratch<D>,
 ) -> Result<(), Error> {
     let before = PreFrame { slots, store, dirty, index: &scratch.index };
-    scratch.old.clear();
-    for &k in &pairs.set {
-        let (lo, hi) = slots_of(k);
-        if dirty.contains(lo) || dirty.contains(hi) {
-            scratch
-                .old
-                .push([Handle::new(lo, before.generation(lo)), Handle::new(hi, before.generation(hi))]);
-        }
-    }
-
-    scratch.new.clear();
-    // No changed object is alive (only removals): no new pair can have a changed member.
-    if dirty.list().iter().all(|&s| !slots.alive[s as usize]) {
-        return Ok(());
-    }
-    scratch.boxes.clear();
-    scratch.ids.clear();
-    for (s, &alive) in slots.alive.iter().enumerate() {
-        if alive {
-            scratch.boxes.push(store.boxes[s]);
-            scratch.ids.push(s as u32);
-        }
-    }
-    scratch.finder.find_pairs(&scratch.boxes, &mut scratch.found)?;
-    // `ids` ascends, so each found pair `[i, j]`, `i < j`, maps to slots `a < b`.
-    for &[i, j] in &scratch.found {
-        let (a, b) = (scratch.ids[i as usize], scratch.ids[j as usize]);
-        let (sa, sb) = (a as usize, b as usize);
-        if (dirty.contains(a) || dirty.contains(b))
-            && pairable(store.kinds[sa], store.filters[sa], store.kinds[sb], store.filters[sb])
-        {
-            scratch.new.push([Handle::new(a, slots.generations[sa]), Handle::new(b, slots.generations[sb])]);
-        }
-    }
-    Ok(())
+    scratch.search.changed_pairs(
+        slots,
+        store,
+        dirty,
+        &before,
+        &mut scratch.finder,
+        &mut scratch.old,
+        &mut scratch.new,
+    )
 }
 
 /// `removed` = `old` \ `new`, `added` = `new` \ `old`, both sorted (from sorted, unique

@@ -31,6 +31,7 @@ mod dirty;
 mod frame;
 mod handle;
 mod pairs;
+mod search;
 mod store;
 mod validate;
 

@@ -226,3 +226,82 @@ fn validate_catches_each_broken_invariant() {
         }
     }
 }
+
+/// Many frames of a crowd over a level: small steps (inside the fat boxes), jumps (out of
+/// them: leaves grow, then the dynamic tree is rebuilt), removals and re-inserts (freed
+/// leaves taken over, the list of objects without a leaf), kind changes (the static tree
+/// rebuilt): after every update the pairs equal the brute force and `validate` holds.
+#[test]
+fn the_tree_search_follows_a_moving_crowd() {
+    fn go<const D: usize>(margin: f32) {
+        let mut r = crate::internals::scene::Rng::new(11 + D as u64);
+        let mut w = World::<D>::new(Config::default().with_margin(margin)).unwrap();
+        let level = crate::internals::scene::tiles::<D>(1500, 3);
+        let side = crate::internals::scene::world_side::<D>(1500) as f32;
+        let mut boxes: Vec<(Handle, Aabb<D>, Kind)> = Vec::new();
+        for (h, b) in w.extend(&level, Kind::Static).unwrap().into_iter().zip(level) {
+            boxes.push((h, b, Kind::Static));
+        }
+        let crowd = |r: &mut crate::internals::scene::Rng| {
+            let min: [f32; D] = std::array::from_fn(|_| r.range(0.0, side));
+            let s = r.range(0.0, 1.0);
+            Aabb { min, max: min.map(|x| x + s) }
+        };
+        for _ in 0..800 {
+            let b = crowd(&mut r);
+            boxes.push((w.insert(b, Kind::Dynamic).unwrap(), b, Kind::Dynamic));
+        }
+        for frame in 0..40 {
+            let mut moves = Vec::new();
+            for (h, b, k) in boxes.iter_mut() {
+                if *k == Kind::Dynamic && r.below(3) == 0 {
+                    let step = if r.below(20) == 0 { 5.0 } else { 0.05 };
+                    let d: [f32; D] = std::array::from_fn(|_| r.range(-step, step));
+                    *b = Aabb {
+                        min: std::array::from_fn(|i| b.min[i] + d[i]),
+                        max: std::array::from_fn(|i| b.max[i] + d[i]),
+                    };
+                    moves.push((*h, *b));
+                }
+            }
+            w.set_aabbs(&moves).unwrap();
+            for _ in 0..r.below(12) {
+                let i = r.below(boxes.len());
+                w.remove(boxes[i].0).unwrap();
+                let b = crowd(&mut r);
+                let k = if r.below(10) == 0 { Kind::Static } else { Kind::Dynamic };
+                boxes[i] = (w.insert(b, k).unwrap(), b, k);
+            }
+            if frame % 7 == 3 {
+                let i = r.below(boxes.len());
+                let k = if boxes[i].2 == Kind::Static { Kind::Dynamic } else { Kind::Static };
+                w.set_kind(boxes[i].0, k).unwrap();
+                boxes[i].2 = k;
+            }
+            w.update().unwrap();
+            w.validate().unwrap();
+            let all: Vec<Aabb<D>> = boxes.iter().map(|b| b.1).collect();
+            let mut want: Vec<[Handle; 2]> = crate::brute_force_pairs(&all, w.config())
+                .unwrap()
+                .into_iter()
+                .filter(|&[i, j]| {
+                    boxes[i as usize].2 == Kind::Dynamic || boxes[j as usize].2 == Kind::Dynamic
+                })
+                .map(|[i, j]| {
+                    let (a, b) = (boxes[i as usize].0, boxes[j as usize].0);
+                    if a.index() < b.index() {
+                        [a, b]
+                    } else {
+                        [b, a]
+                    }
+                })
+                .collect();
+            want.sort_unstable();
+            assert_eq!(w.pairs(), &want[..], "{D}D margin {margin} frame {frame}");
+        }
+    }
+    for margin in [0.0, 0.1, -0.05] {
+        go::<2>(margin);
+        go::<3>(margin);
+    }
+}

@@ -48,7 +48,13 @@ impl<const D: usize> World<D> {
     pub fn validate(&self) -> Result<(), Error> {
         self.validate_slots()?;
         self.validate_dirty()?;
-        self.validate_pairs()
+        self.validate_pairs()?;
+        // The search's trees describe the world as of the last update, which is the world
+        // now where nothing is pending.
+        if self.dirty.is_empty() {
+            self.scratch.search.validate(&self.slots, &self.store, self.config.margin)?;
+        }
+        Ok(())
     }
 
     /// The slot table and the store.

@@ -1,0 +1,550 @@
+//! The world's candidate search: the old and the new pairs of the objects changed since
+//! the last update, found by walking two trees, one over the static objects and one over
+//! the dynamic ones, and by one pair search among the changed objects themselves.
+//!
+//! - Input: the dirty list, each changed slot's state as of the last update
+//!   ([`PreFrame`]) and now, the store. Output: `old`, the pairs the rule made at the last
+//!   update with a changed member (named as they were), and `new`, the pairs it makes now
+//!   with a changed member; neither sorted.
+//! - Trees ([`crate::bvh::Bvh`]): the static tree holds every live static object's box
+//!   (grown by the margin), rebuilt on a frame where a static object changed (rare: level
+//!   geometry); the dynamic tree holds a "fat" box for each dynamic object (its box grown
+//!   by the margin and by [`FAT`] of its size), so an object that moves a little stays
+//!   inside it and costs the tree nothing. One that leaves it grows its leaf and the leaf's
+//!   ancestors (`Bvh::enlarge`, O(depth)); an object without a leaf takes a freed one, or
+//!   waits in a short list ([`Search::extras`]). The dynamic tree is rebuilt when
+//!   [`REBUILD_SHARE`] of its leaves have grown or been freed, or the list is long.
+//! - INVARIANT: every live dynamic object that is clean this frame has a leaf whose box
+//!   holds its box grown by the margin, or is in the list.
+//! - Pairs: a changed object walks both trees once with the union of its old and new
+//!   boxes, and each clean object met is tested against both (a changed object met is
+//!   skipped: the pairs among changed objects come from one `Broadphase` run over their
+//!   old boxes and one over their new boxes).
+//! - Cost: O(c log n + k) for c changed objects and k candidates, plus the trees'
+//!   upkeep: O(depth) a grown leaf, O(n) a rebuild.
+//! - Threads: the walks in fixed chunks of the dirty list, on the caller's rayon pool; the
+//!   builds as `Bvh::build`. Results are sorted by the caller, so the same bytes for any
+//!   thread count.
+//! - Allocation: the trees, maps and per-chunk pair lists are kept from frame to frame.
+//! - Source: Box2D v3's broad phase (fat AABBs with a margin in a tree for moving proxies,
+//!   a separate static tree, queries of the moved proxies only); Karras' LBVH for the
+//!   trees.
+
+use super::store::{pairable, touching, PreFrame, Snapshot, Store};
+use super::{dirty::Dirty, handle::Slots, Handle, Kind};
+use crate::bvh::Bvh;
+use crate::{Aabb, Broadphase, Error};
+use rayon::prelude::*;
+use std::ops::ControlFlow;
+
+/// A dynamic leaf's box is the object's box grown by the margin and by this share of its
+/// longest side on every side: a body moving a fraction of its size a frame leaves it
+/// every few frames, not every frame.
+const FAT: f32 = 0.25;
+
+/// The dynamic tree is rebuilt once this share of its leaves have grown or been freed
+/// since it was built (a grown leaf loosens every node above it).
+const REBUILD_SHARE: usize = 8;
+
+/// What a chunk of walks produces: its old and new pairs, and the static lists it made
+/// (`fresh`: slot, start in `lists`, length, the fat box they were taken for).
+#[derive(Debug, Default)]
+struct Part<const D: usize> {
+    old: Vec<[Handle; 2]>,
+    new: Vec<[Handle; 2]>,
+    lists: Vec<u32>,
+    fresh: Vec<(u32, u32, u32, Aabb<D>)>,
+}
+
+/// A dynamic object's list of the static objects near it: those whose grown boxes meet
+/// `fat`, as of static tree `generation`; `arena[start..start + len]`.
+#[derive(Clone, Copy, Debug)]
+struct Near<const D: usize> {
+    start: u32,
+    len: u32,
+    generation: u32,
+    fat: Aabb<D>,
+}
+
+/// No slot position (free leaf; slot without a leaf).
+const NONE: u32 = u32::MAX;
+/// A slot in [`Search::extras`].
+const EXTRA: u32 = u32::MAX - 1;
+
+/// Changed slots a parallel work item walks for.
+const CHUNK: usize = 256;
+
+/// The trees and maps of the search (module docs).
+#[derive(Debug, Default)]
+pub(crate) struct Search<const D: usize> {
+    statics: Bvh<D>,
+    /// The slot of each static tree id.
+    static_slots: Vec<u32>,
+    /// No static tree was built yet.
+    static_built: bool,
+    dynamics: Bvh<D>,
+    /// The slot at each dynamic tree leaf position (`NONE`: a free leaf), and each slot's
+    /// position (`NONE`: none, `EXTRA`: in the list).
+    pos_slot: Vec<u32>,
+    slot_pos: Vec<u32>,
+    /// Free leaf positions.
+    free: Vec<u32>,
+    /// Live dynamic slots without a leaf.
+    extras: Vec<u32>,
+    /// Leaves grown or freed since the dynamic tree was built.
+    loosened: usize,
+    dynamic_built: bool,
+    /// The boxes a tree is built from, and their slots.
+    gather: Vec<Aabb<D>>,
+    gather_slots: Vec<u32>,
+    /// The changed slots in Morton order of their boxes, and the sort's keys.
+    order: Vec<u32>,
+    keys: Vec<u64>,
+    /// Per chunk of the dirty list: its pairs and its fresh static lists.
+    parts: Vec<Part<D>>,
+    /// Each slot's list of nearby static objects (`Near`; `generation` `NONE`: none), the
+    /// lists' arena, and the entries of it still in use.
+    near: Vec<Near<D>>,
+    arena: Vec<u32>,
+    arena_live: usize,
+    /// Static trees built so far: a list taken from an older tree is stale.
+    static_generation: u32,
+    /// The changed objects' boxes (old, then new), their slots, and their pairs.
+    dd_boxes: Vec<Aabb<D>>,
+    dd_slots: Vec<u32>,
+    dd_found: Vec<[u32; 2]>,
+}
+
+/// The pair of slots `a` and `b` with their generations, lower slot first.
+#[inline]
+fn pair(a: u32, ga: u32, b: u32, gb: u32) -> [Handle; 2] {
+    if a < b {
+        [Handle::new(a, ga), Handle::new(b, gb)]
+    } else {
+        [Handle::new(b, gb), Handle::new(a, ga)]
+    }
+}
+
+/// `list` into `order`, sorted by the Morton code of each slot's box's centre (over the
+/// centres' bounds, 10 bits an axis), ties by slot.
+fn morton_order<const D: usize>(
+    list: &[u32],
+    aabb: impl Fn(u32) -> Aabb<D>,
+    keys: &mut Vec<u64>,
+    order: &mut Vec<u32>,
+) {
+    let centre = |b: &Aabb<D>, k: usize| (b.min[k] as f64 + b.max[k] as f64) * 0.5;
+    let mut lo = [f64::INFINITY; D];
+    let mut hi = [f64::NEG_INFINITY; D];
+    for &s in list {
+        let b = aabb(s);
+        for k in 0..D {
+            lo[k] = lo[k].min(centre(&b, k));
+            hi[k] = hi[k].max(centre(&b, k));
+        }
+    }
+    let scale: [f64; D] = std::array::from_fn(|k| if hi[k] > lo[k] { 1023.0 / (hi[k] - lo[k]) } else { 0.0 });
+    keys.clear();
+    keys.extend(list.iter().map(|&s| {
+        let b = aabb(s);
+        let q: [u32; D] =
+            std::array::from_fn(|k| ((centre(&b, k) - lo[k]) * scale[k]).clamp(0.0, 1023.0) as u32);
+        crate::kernels::morton::encode_lut(q) << 32 | s as u64
+    }));
+    keys.sort_unstable();
+    order.clear();
+    order.extend(keys.iter().map(|&k| k as u32));
+}
+
+/// The union of two boxes.
+fn union<const D: usize>(a: &Aabb<D>, b: &Aabb<D>) -> Aabb<D> {
+    Aabb {
+        min: std::array::from_fn(|k| a.min[k].min(b.min[k])),
+        max: std::array::from_fn(|k| a.max[k].max(b.max[k])),
+    }
+}
+
+/// Whether box `a` holds box `b`.
+fn holds<const D: usize>(a: &Aabb<D>, b: &Aabb<D>) -> bool {
+    (0..D).all(|k| a.min[k] <= b.min[k] && b.max[k] <= a.max[k])
+}
+
+/// `b` grown by the margin and by [`FAT`] of its longest side.
+fn fat<const D: usize>(b: &Aabb<D>, margin: f32) -> Aabb<D> {
+    let g = b.grown(margin);
+    let side = (0..D).map(|k| g.max[k] - g.min[k]).fold(0.0f32, f32::max);
+    g.grown(FAT * side)
+}
+
+impl<const D: usize> Search<D> {
+    /// Heap bytes held, from capacities.
+    pub(crate) fn bytes(&self) -> (usize, usize) {
+        let objects = self.statics.bytes()
+            + self.dynamics.bytes()
+            + 4 * (self.static_slots.capacity()
+                + self.pos_slot.capacity()
+                + self.slot_pos.capacity()
+                + self.free.capacity()
+                + self.extras.capacity()
+                + self.gather_slots.capacity()
+                + self.order.capacity()
+                + self.dd_slots.capacity())
+            + std::mem::size_of::<Aabb<D>>() * (self.gather.capacity() + self.dd_boxes.capacity());
+        let objects = objects
+            + self.near.capacity() * std::mem::size_of::<Near<D>>()
+            + 4 * self.arena.capacity()
+            + self.parts.iter().map(|p| 4 * p.lists.capacity() + 40 * p.fresh.capacity()).sum::<usize>();
+        let pairs = self.parts.iter().map(|p| p.old.capacity() + p.new.capacity()).sum::<usize>()
+            * std::mem::size_of::<[Handle; 2]>()
+            + self.dd_found.capacity() * 8
+            + self.keys.capacity() * 8;
+        (objects, pairs)
+    }
+
+    /// The old and new pairs of the changed slots into `old` and `new` (module docs).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn changed_pairs(
+        &mut self,
+        slots: &Slots,
+        store: &Store<D>,
+        dirty: &Dirty,
+        before: &PreFrame<'_, D>,
+        finder: &mut Broadphase<D>,
+        old: &mut Vec<[Handle; 2]>,
+        new: &mut Vec<[Handle; 2]>,
+    ) -> Result<(), Error> {
+        let margin = finder.config().margin;
+        old.clear();
+        new.clear();
+        self.upkeep(slots, store, dirty, before, margin);
+        // The walks in Morton order of the changed boxes: neighbours walk down the same
+        // paths, which are then in cache. PERF: benches/world.rs (`move_10`, `move_100`).
+        morton_order(dirty.list(), |s| store.boxes[s as usize], &mut self.keys, &mut self.order);
+        let list = &self.order[..];
+        let chunks = list.len().div_ceil(CHUNK);
+        if self.parts.len() < chunks {
+            self.parts.resize_with(chunks, Default::default);
+        }
+        let mut parts = std::mem::take(&mut self.parts);
+        let me = &*self;
+        parts[..chunks].par_iter_mut().enumerate().for_each(|(c, part)| {
+            part.old.clear();
+            part.new.clear();
+            part.lists.clear();
+            part.fresh.clear();
+            for &s in &list[c * CHUNK..((c + 1) * CHUNK).min(list.len())] {
+                me.walk(s, slots, store, dirty, before, margin, part);
+            }
+        });
+        for p in &parts[..chunks] {
+            old.extend_from_slice(&p.old);
+            new.extend_from_slice(&p.new);
+        }
+        self.keep_lists(&parts[..chunks], store.len());
+        self.parts = parts;
+        // The pairs among changed objects: as they were, then as they are.
+        let list = dirty.list();
+        let now = |s: u32| store.snapshot(slots, s as usize);
+        self.among(list, |s| before.get(s), finder, old)?;
+        self.among(list, now, finder, new)
+    }
+
+    /// Slot `s`'s pairs with clean objects, old into `o` and new into `n`.
+    #[allow(clippy::too_many_arguments)]
+    fn walk(
+        &self,
+        s: u32,
+        slots: &Slots,
+        store: &Store<D>,
+        dirty: &Dirty,
+        before: &PreFrame<'_, D>,
+        margin: f32,
+        part: &mut Part<D>,
+    ) {
+        let (o, n) = (&mut part.old, &mut part.new);
+        let was = before.get(s);
+        let is = store.snapshot(slots, s as usize);
+        let region = match (was.alive, is.alive) {
+            (false, false) => return,
+            (true, false) => was.aabb,
+            (false, true) => is.aabb,
+            (true, true) => Aabb {
+                min: std::array::from_fn(|k| was.aabb.min[k].min(is.aabb.min[k])),
+                max: std::array::from_fn(|k| was.aabb.max[k].max(is.aabb.max[k])),
+            },
+        }
+        .grown(margin);
+        if region.is_inverted() {
+            return;
+        }
+        let mut meet = |y: u32| {
+            if dirty.contains(y) {
+                return;
+            }
+            let (yi, gy) = (y as usize, slots.generations[y as usize]);
+            let (yk, yf, yb) = (store.kinds[yi], store.filters[yi], &store.boxes[yi]);
+            let test = |me: &Snapshot<D>, out: &mut Vec<[Handle; 2]>| {
+                if me.alive && pairable(me.kind, me.filter, yk, yf) && touching(&me.aabb, yb, margin) {
+                    out.push(pair(s, me.generation, y, gy));
+                }
+            };
+            test(&was, o);
+            test(&is, n);
+        };
+        let dynamic_then_or_now =
+            (was.alive && was.kind == Kind::Dynamic) || (is.alive && is.kind == Kind::Dynamic);
+        if dynamic_then_or_now {
+            // The static objects near it: its list, where the list is of this static tree
+            // and its fat box holds the region; else a walk, which makes the list anew for
+            // a fat box around the box it has now.
+            match self.near.get(s as usize) {
+                Some(l) if l.generation == self.static_generation && holds(&l.fat, &region) => {
+                    for &y in &self.arena[l.start as usize..(l.start + l.len) as usize] {
+                        meet(y);
+                    }
+                }
+                _ => {
+                    let f = (is.alive && is.kind == Kind::Dynamic).then(|| fat(&is.aabb, margin));
+                    let q = f.map_or(region, |f| union(&region, &f));
+                    let start = part.lists.len();
+                    let _ = self.statics.query(&q, |p| {
+                        let y = self.static_slots[self.statics.ids[p] as usize];
+                        meet(y);
+                        if f.is_some_and(|f| f.overlaps(&self.statics.leaves[p])) {
+                            part.lists.push(y);
+                        }
+                        ControlFlow::Continue(())
+                    });
+                    if let Some(f) = f {
+                        part.fresh.push((s, start as u32, (part.lists.len() - start) as u32, f));
+                    }
+                }
+            }
+        }
+        let _ = self.dynamics.query(&region, |p| {
+            let y = self.pos_slot[p];
+            if y != NONE {
+                meet(y);
+            }
+            ControlFlow::Continue(())
+        });
+        for &y in &self.extras {
+            meet(y);
+        }
+    }
+
+    /// Keeps the static lists the walks made: each moves into the arena and replaces its
+    /// slot's list. The arena is compacted once its dead entries outnumber its live ones.
+    fn keep_lists(&mut self, parts: &[Part<D>], slots: usize) {
+        let stale = Near { start: 0, len: 0, generation: NONE, fat: Aabb { min: [0.0; D], max: [0.0; D] } };
+        if self.near.len() < slots {
+            self.near.resize(slots, stale);
+        }
+        for p in parts {
+            for &(s, start, len, fat) in &p.fresh {
+                let old = &mut self.near[s as usize];
+                if old.generation != NONE {
+                    self.arena_live -= old.len as usize;
+                }
+                let at = self.arena.len() as u32;
+                self.arena.extend_from_slice(&p.lists[start as usize..(start + len) as usize]);
+                *old = Near { start: at, len, generation: self.static_generation, fat };
+                self.arena_live += len as usize;
+            }
+        }
+        if self.arena.len() > 2 * self.arena_live + 4096 {
+            let mut packed = Vec::with_capacity(2 * self.arena_live);
+            for l in self.near.iter_mut().filter(|l| l.generation != NONE) {
+                let at = packed.len() as u32;
+                packed.extend_from_slice(&self.arena[l.start as usize..(l.start + l.len) as usize]);
+                l.start = at;
+            }
+            self.arena = packed;
+        }
+    }
+
+    /// The pairs among the changed slots in the state `state` gives (as they were, or as
+    /// they are), by one run of `finder`, appended to `out`.
+    fn among(
+        &mut self,
+        list: &[u32],
+        state: impl Fn(u32) -> Snapshot<D>,
+        finder: &mut Broadphase<D>,
+        out: &mut Vec<[Handle; 2]>,
+    ) -> Result<(), Error> {
+        self.dd_boxes.clear();
+        self.dd_slots.clear();
+        for &s in list {
+            let st = state(s);
+            if st.alive {
+                self.dd_boxes.push(st.aabb);
+                self.dd_slots.push(s);
+            }
+        }
+        if self.dd_boxes.len() < 2 {
+            return Ok(());
+        }
+        finder.find_pairs(&self.dd_boxes, &mut self.dd_found)?;
+        for &[i, j] in &self.dd_found {
+            let (a, b) = (self.dd_slots[i as usize], self.dd_slots[j as usize]);
+            let (sa, sb) = (state(a), state(b));
+            if pairable(sa.kind, sa.filter, sb.kind, sb.filter) {
+                out.push(pair(a, sa.generation, b, sb.generation));
+            }
+        }
+        Ok(())
+    }
+
+    /// Brings the trees up to date with the changed slots (module docs). Idempotent for a
+    /// given state, so a frame that fails after it and is retried does it again safely.
+    fn upkeep(
+        &mut self,
+        slots: &Slots,
+        store: &Store<D>,
+        dirty: &Dirty,
+        before: &PreFrame<'_, D>,
+        margin: f32,
+    ) {
+        let list = dirty.list();
+        let is_static = |st: &Snapshot<D>| st.alive && st.kind == Kind::Static;
+        let statics_changed =
+            list.iter().any(|&s| is_static(&before.get(s)) || is_static(&store.snapshot(slots, s as usize)));
+        if statics_changed || !self.static_built {
+            self.build_statics(slots, store, margin);
+        }
+        if self.slot_pos.len() < store.len() {
+            self.slot_pos.resize(store.len(), NONE);
+        }
+        if !self.dynamic_built {
+            return self.build_dynamics(slots, store, margin);
+        }
+        let live_dynamic = |s: u32| slots.alive[s as usize] && store.kinds[s as usize] == Kind::Dynamic;
+        for &s in list {
+            let p = self.slot_pos[s as usize];
+            if !live_dynamic(s) {
+                if p == EXTRA {
+                    self.slot_pos[s as usize] = NONE;
+                } else if p != NONE {
+                    self.pos_slot[p as usize] = NONE;
+                    self.free.push(p);
+                    self.slot_pos[s as usize] = NONE;
+                    self.loosened += 1;
+                }
+                continue;
+            }
+            let b = store.boxes[s as usize].grown(margin);
+            if p == NONE {
+                if let Some(q) = self.free.pop() {
+                    self.pos_slot[q as usize] = s;
+                    self.slot_pos[s as usize] = q;
+                    self.dynamics.enlarge(q as usize, &fat(&store.boxes[s as usize], margin));
+                } else {
+                    self.slot_pos[s as usize] = EXTRA;
+                    self.extras.push(s);
+                }
+            } else if p != EXTRA && !b.is_inverted() && !holds(&self.dynamics.leaves[p as usize], &b) {
+                self.dynamics.enlarge(p as usize, &fat(&store.boxes[s as usize], margin));
+                self.loosened += 1;
+            }
+        }
+        let slot_pos = &self.slot_pos;
+        self.extras.retain(|&s| slot_pos[s as usize] == EXTRA);
+        let leaves = self.dynamics.len();
+        if self.loosened > leaves / REBUILD_SHARE || self.extras.len() > 64 + leaves / 1024 {
+            self.build_dynamics(slots, store, margin);
+        }
+    }
+
+    /// Checks the search's invariants against the world as of the last update (nothing
+    /// changed since): both trees valid, the static tree holding exactly the live static
+    /// objects, and every live dynamic object in a leaf whose box holds its grown box, or
+    /// in the list, with the maps agreeing. O(n).
+    pub(crate) fn validate(&self, slots: &Slots, store: &Store<D>, margin: f32) -> Result<(), Error> {
+        let bad = |detail: String| Err(Error::Invariant { detail: format!("world search: {detail}") });
+        self.statics.validate()?;
+        self.dynamics.validate()?;
+        if !self.static_built {
+            return Ok(());
+        }
+        let live = |s: usize, k: Kind| slots.alive[s] && store.kinds[s] == k;
+        let statics = (0..store.len())
+            .filter(|&s| live(s, Kind::Static) && !store.boxes[s].grown(margin).is_inverted());
+        if !statics.clone().eq(self
+            .static_slots
+            .iter()
+            .map(|&s| s as usize)
+            .filter(|&s| !store.boxes[s].grown(margin).is_inverted()))
+        {
+            return bad("the static tree does not hold exactly the live static objects".into());
+        }
+        if !self.dynamic_built {
+            return Ok(());
+        }
+        for s in (0..store.len()).filter(|&s| live(s, Kind::Dynamic)) {
+            let b = store.boxes[s].grown(margin);
+            match self.slot_pos.get(s).copied().unwrap_or(NONE) {
+                EXTRA if self.extras.contains(&(s as u32)) => {}
+                p if p < EXTRA => {
+                    if self.pos_slot.get(p as usize) != Some(&(s as u32)) {
+                        return bad(format!("slot {s} and leaf {p} disagree"));
+                    }
+                    if !b.is_inverted() && !holds(&self.dynamics.leaves[p as usize], &b) {
+                        return bad(format!("leaf {p} does not hold slot {s}'s box"));
+                    }
+                }
+                _ if b.is_inverted() => {}
+                p => return bad(format!("live dynamic slot {s} has no leaf ({p:#x})")),
+            }
+        }
+        Ok(())
+    }
+
+    /// Rebuilds the static tree over the live static objects.
+    fn build_statics(&mut self, slots: &Slots, store: &Store<D>, margin: f32) {
+        self.gather.clear();
+        self.static_slots.clear();
+        for (s, &alive) in slots.alive.iter().enumerate() {
+            if alive && store.kinds[s] == Kind::Static {
+                self.gather.push(store.boxes[s]);
+                self.static_slots.push(s as u32);
+            }
+        }
+        self.statics.build(&self.gather, margin);
+        self.static_built = true;
+        // Every list is of the old tree now: none is live.
+        self.static_generation = self.static_generation.wrapping_add(1) % NONE;
+        for l in self.near.iter_mut() {
+            l.generation = NONE;
+        }
+        self.arena.clear();
+        self.arena_live = 0;
+    }
+
+    /// Rebuilds the dynamic tree over the live dynamic objects' fat boxes.
+    fn build_dynamics(&mut self, slots: &Slots, store: &Store<D>, margin: f32) {
+        self.gather.clear();
+        self.gather_slots.clear();
+        self.slot_pos.clear();
+        self.slot_pos.resize(store.len(), NONE);
+        for (s, &alive) in slots.alive.iter().enumerate() {
+            if alive && store.kinds[s] == Kind::Dynamic {
+                self.gather.push(fat(&store.boxes[s], margin));
+                self.gather_slots.push(s as u32);
+            }
+        }
+        self.dynamics.build(&self.gather, 0.0);
+        self.pos_slot.clear();
+        self.pos_slot.resize(self.dynamics.len(), NONE);
+        for (p, &id) in self.dynamics.ids.iter().enumerate() {
+            let s = self.gather_slots[id as usize];
+            self.pos_slot[p] = s;
+            self.slot_pos[s as usize] = p as u32;
+        }
+        // Boxes a negative margin turns inside out are dead to the tree, and pair with
+        // nothing: they need no leaf.
+        self.free.clear();
+        self.extras.clear();
+        self.loosened = 0;
+        self.dynamic_built = true;
+    }
+}
