@@ -30,7 +30,7 @@
 //!   a separate static tree, queries of the moved proxies only); Karras' LBVH for the
 //!   trees.
 
-use super::store::{pairable, touching, PreFrame, Snapshot, Store};
+use super::store::{pairable, PreFrame, Snapshot, Store};
 use super::{dirty::Dirty, handle::Slots, Handle, Kind};
 use crate::bvh::Bvh;
 use crate::{Aabb, Broadphase, Error};
@@ -52,7 +52,7 @@ const REBUILD_SHARE: usize = 8;
 struct Part<const D: usize> {
     old: Vec<[Handle; 2]>,
     new: Vec<[Handle; 2]>,
-    lists: Vec<u32>,
+    lists: Vec<(u32, Aabb<D>)>,
     fresh: Vec<(u32, u32, u32, Aabb<D>)>,
 }
 
@@ -105,8 +105,11 @@ pub(crate) struct Search<const D: usize> {
     /// Each slot's list of nearby static objects (`Near`; `generation` `NONE`: none), the
     /// lists' arena, and the entries of it still in use.
     near: Vec<Near<D>>,
-    arena: Vec<u32>,
+    arena: Vec<(u32, Aabb<D>)>,
     arena_live: usize,
+    /// The grown box of the object at each dynamic leaf position (current for every clean
+    /// object), read beside the tree rather than from the store by slot.
+    leaf_box: Vec<Aabb<D>>,
     /// Static trees built so far: a list taken from an older tree is stale.
     static_generation: u32,
     /// The changed objects' boxes (old, then new), their slots, and their pairs.
@@ -192,8 +195,13 @@ impl<const D: usize> Search<D> {
             + std::mem::size_of::<Aabb<D>>() * (self.gather.capacity() + self.dd_boxes.capacity());
         let objects = objects
             + self.near.capacity() * std::mem::size_of::<Near<D>>()
-            + 4 * self.arena.capacity()
-            + self.parts.iter().map(|p| 4 * p.lists.capacity() + 40 * p.fresh.capacity()).sum::<usize>();
+            + (4 + std::mem::size_of::<Aabb<D>>()) * self.arena.capacity()
+            + std::mem::size_of::<Aabb<D>>() * self.leaf_box.capacity()
+            + self
+                .parts
+                .iter()
+                .map(|p| (4 + std::mem::size_of::<Aabb<D>>()) * p.lists.capacity() + 40 * p.fresh.capacity())
+                .sum::<usize>();
         let pairs = self.parts.iter().map(|p| p.old.capacity() + p.new.capacity()).sum::<usize>()
             * std::mem::size_of::<[Handle; 2]>()
             + self.dd_found.capacity() * 8
@@ -277,19 +285,34 @@ impl<const D: usize> Search<D> {
         if region.is_inverted() {
             return;
         }
-        let mut meet = |y: u32| {
-            if dirty.contains(y) {
+        // Each clean object met, tested against both states; only a pair that began or
+        // ended (or whose handle changed: the slot was emptied and refilled) is kept, so
+        // the caller sorts the changes, not every pair of every mover. The box is read
+        // first: most objects met are near misses, and the other arrays are read only
+        // for the few that touch.
+        let same = was.alive && is.alive && was.generation == is.generation;
+        let (was_g, is_g) = (was.aabb.grown(margin), is.aabb.grown(margin));
+        // `g`: object `y`'s box grown by the margin, kept beside the tree or the list.
+        let mut meet = |y: u32, g: &Aabb<D>| {
+            if !region.overlaps(g) || g.is_inverted() || dirty.contains(y) {
                 return;
             }
-            let (yi, gy) = (y as usize, slots.generations[y as usize]);
-            let (yk, yf, yb) = (store.kinds[yi], store.filters[yi], &store.boxes[yi]);
-            let test = |me: &Snapshot<D>, out: &mut Vec<[Handle; 2]>| {
-                if me.alive && pairable(me.kind, me.filter, yk, yf) && touching(&me.aabb, yb, margin) {
-                    out.push(pair(s, me.generation, y, gy));
-                }
+            let yi = y as usize;
+            let (yk, yf) = (store.kinds[yi], store.filters[yi]);
+            let hit = |me: &Snapshot<D>, mg: &Aabb<D>| {
+                me.alive && pairable(me.kind, me.filter, yk, yf) && !mg.is_inverted() && mg.overlaps(g)
             };
-            test(&was, o);
-            test(&is, n);
+            let (then, now) = (hit(&was, &was_g), hit(&is, &is_g));
+            if same && then == now {
+                return;
+            }
+            let gy = slots.generations[yi];
+            if then {
+                o.push(pair(s, was.generation, y, gy));
+            }
+            if now {
+                n.push(pair(s, is.generation, y, gy));
+            }
         };
         let dynamic_then_or_now =
             (was.alive && was.kind == Kind::Dynamic) || (is.alive && is.kind == Kind::Dynamic);
@@ -299,8 +322,8 @@ impl<const D: usize> Search<D> {
             // a fat box around the box it has now.
             match self.near.get(s as usize) {
                 Some(l) if l.generation == self.static_generation && holds(&l.fat, &region) => {
-                    for &y in &self.arena[l.start as usize..(l.start + l.len) as usize] {
-                        meet(y);
+                    for (y, g) in &self.arena[l.start as usize..(l.start + l.len) as usize] {
+                        meet(*y, g);
                     }
                 }
                 _ => {
@@ -308,10 +331,11 @@ impl<const D: usize> Search<D> {
                     let q = f.map_or(region, |f| union(&region, &f));
                     let start = part.lists.len();
                     let _ = self.statics.query(&q, |p| {
-                        let y = self.static_slots[self.statics.ids[p] as usize];
-                        meet(y);
-                        if f.is_some_and(|f| f.overlaps(&self.statics.leaves[p])) {
-                            part.lists.push(y);
+                        let (y, g) =
+                            (self.static_slots[self.statics.ids[p] as usize], &self.statics.leaves[p]);
+                        meet(y, g);
+                        if f.is_some_and(|f| f.overlaps(g)) {
+                            part.lists.push((y, *g));
                         }
                         ControlFlow::Continue(())
                     });
@@ -324,12 +348,12 @@ impl<const D: usize> Search<D> {
         let _ = self.dynamics.query(&region, |p| {
             let y = self.pos_slot[p];
             if y != NONE {
-                meet(y);
+                meet(y, &self.leaf_box[p]);
             }
             ControlFlow::Continue(())
         });
         for &y in &self.extras {
-            meet(y);
+            meet(y, &store.boxes[y as usize].grown(margin));
         }
     }
 
@@ -437,14 +461,18 @@ impl<const D: usize> Search<D> {
                 if let Some(q) = self.free.pop() {
                     self.pos_slot[q as usize] = s;
                     self.slot_pos[s as usize] = q;
+                    self.leaf_box[q as usize] = b;
                     self.dynamics.enlarge(q as usize, &fat(&store.boxes[s as usize], margin));
                 } else {
                     self.slot_pos[s as usize] = EXTRA;
                     self.extras.push(s);
                 }
-            } else if p != EXTRA && !b.is_inverted() && !holds(&self.dynamics.leaves[p as usize], &b) {
-                self.dynamics.enlarge(p as usize, &fat(&store.boxes[s as usize], margin));
-                self.loosened += 1;
+            } else if p != EXTRA {
+                self.leaf_box[p as usize] = b;
+                if !b.is_inverted() && !holds(&self.dynamics.leaves[p as usize], &b) {
+                    self.dynamics.enlarge(p as usize, &fat(&store.boxes[s as usize], margin));
+                    self.loosened += 1;
+                }
             }
         }
         let slot_pos = &self.slot_pos;
@@ -491,6 +519,9 @@ impl<const D: usize> Search<D> {
                     if !b.is_inverted() && !holds(&self.dynamics.leaves[p as usize], &b) {
                         return bad(format!("leaf {p} does not hold slot {s}'s box"));
                     }
+                    if self.leaf_box.get(p as usize) != Some(&b) {
+                        return bad(format!("leaf {p} keeps a stale copy of slot {s}'s box"));
+                    }
                 }
                 _ if b.is_inverted() => {}
                 p => return bad(format!("live dynamic slot {s} has no leaf ({p:#x})")),
@@ -535,10 +566,12 @@ impl<const D: usize> Search<D> {
         self.dynamics.build(&self.gather, 0.0);
         self.pos_slot.clear();
         self.pos_slot.resize(self.dynamics.len(), NONE);
+        self.leaf_box.clear();
         for (p, &id) in self.dynamics.ids.iter().enumerate() {
             let s = self.gather_slots[id as usize];
             self.pos_slot[p] = s;
             self.slot_pos[s as usize] = p as u32;
+            self.leaf_box.push(store.boxes[s as usize].grown(margin));
         }
         // Boxes a negative margin turns inside out are dead to the tree, and pair with
         // nothing: they need no leaf.
