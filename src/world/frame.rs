@@ -1,26 +1,26 @@
 //! What [`World::update`] does: turn the changes since the last update into the pairs
 //! that ended and began, and apply them to the pair store.
 //!
-//! 1. **take** the dirty slots, indexed by slot for the snapshot lookups;
-//! 2. **old**: the stored pairs that touch a changed slot, named with the generations of
-//!    the last update (a removed object's pairs carry its old handle);
-//! 3. **new**: every pair, by the rules, with at least one changed live object, named with
-//!    the current generations;
+//! 1. **take** the dirty slots, with each one's snapshot of the last update;
+//! 2. **old**: the pairs with a changed member that may have ended, named with the
+//!    generations of the last update (a removed object's pairs carry its old handle);
+//! 3. **new**: those that may have begun, named with the current generations;
 //! 4. **diff**: both sorted; removed = old \ new, added = new \ old (handles compared whole,
 //!    so a slot emptied and refilled in one frame gives distinct old and new pairs);
 //! 5. **apply** removed, then added, to the pair store;
 //! 6. **clear** the dirty set and the snapshots.
 //!
-//! Steps 2 and 3 are [`changed_pairs`], the candidate search, which is all that depends on
-//! how pairs are found; the rest is O(changed + changed pairs).
+//! Steps 2 and 3 are [`changed_pairs`], the candidate search (`world::search`: the trees
+//! and the walks), which is all that depends on how pairs are found; the rest is
+//! O(changed pairs).
 //!
 //! - Input: the dirty set, the snapshots, the store, the pair store. Output: the events
 //!   (sorted) and the updated pair store.
-//! - Cost: a frame with no change returns at once, O(1). Otherwise, with the baseline
-//!   search, O(slots + all overlapping pairs of live boxes + stored pairs), then
-//!   O(c log c) for the c changed pairs.
-//! - Threads: the search runs [`Broadphase`] on the caller's rayon pool; the rest is
-//!   sequential. The events are the same bytes for any thread count.
+//! - Cost: a frame with no change returns at once, O(1). Otherwise the search's, O(c log
+//!   n + candidates) for c changed objects plus the trees' upkeep, then O(k log k) for
+//!   the k pairs it hands over.
+//! - Threads: the search on the caller's rayon pool; the rest is sequential. The events
+//!   are the same bytes for any thread count.
 //! - Allocation: every buffer is the world's, reused from frame to frame (the finder's
 //!   own included).
 //! - Source: the update step of Box2D v3's broad phase (`b2UpdateBroadPhasePairs`: query
@@ -28,9 +28,8 @@
 //!   than by the narrow phase.
 
 use super::handle::Slots;
-use super::pairs::PairStore;
 use super::search::Search;
-use super::store::{index_dirty, PreFrame, Store};
+use super::store::Store;
 use super::{dirty::Dirty, Handle, World};
 use crate::{Broadphase, Error};
 use std::time::{Duration, Instant};
@@ -91,8 +90,6 @@ pub(crate) struct Scratch<const D: usize> {
     pub(crate) finder: Broadphase<D>,
     /// The trees and maps of the candidate search.
     pub(crate) search: Search<D>,
-    /// `(slot, position in the dirty list)`, sorted by slot.
-    index: Vec<(u32, u32)>,
     /// Steps 2 and 3's pairs.
     old: Vec<[Handle; 2]>,
     new: Vec<[Handle; 2]>,
@@ -107,7 +104,6 @@ impl<const D: usize> Scratch<D> {
         Self {
             finder,
             search: Search::default(),
-            index: Vec::new(),
             old: Vec::new(),
             new: Vec::new(),
             added: Vec::new(),
@@ -119,7 +115,7 @@ impl<const D: usize> Scratch<D> {
     fn bytes(&self) -> (usize, usize) {
         use std::mem::size_of;
         let (search_objects, search_pairs) = self.search.bytes();
-        let objects = search_objects + self.index.capacity() * size_of::<(u32, u32)>();
+        let objects = search_objects;
         let pair = size_of::<[Handle; 2]>();
         let pairs = search_pairs
             + (self.old.capacity() + self.new.capacity() + self.added.capacity() + self.removed.capacity())
@@ -148,11 +144,9 @@ impl<const D: usize> World<D> {
             self.scratch.added.clear();
             self.scratch.removed.clear();
         } else {
-            // 1. The changed slots, indexed by slot.
-            index_dirty(self.dirty.list(), &mut self.scratch.index);
-            // 2 and 3. Nothing is changed until the search has succeeded.
+            // 1 to 3. Nothing is changed until the search has succeeded.
             let t = Instant::now();
-            changed_pairs(&self.slots, &self.store, &self.dirty, &self.pairs, &mut self.scratch)?;
+            changed_pairs(&self.slots, &self.store, &self.dirty, &mut self.scratch)?;
             t_search = t.elapsed();
             // 4. Both sorted, then their differences.
             let s = &mut self.scratch;
@@ -171,6 +165,11 @@ impl<const D: usize> World<D> {
 
     /// The statistics of a frame that just ended: O(1).
     fn frame_stats(&self, moved: usize, t_search: Duration, t_update: Duration) -> WorldStats {
+        // Nothing changed: nothing grew either, and the byte counts stand (counting them
+        // walks the per-chunk buffers, which would make an idle frame cost O(n)).
+        if moved == 0 {
+            return WorldStats { t_update, added: 0, removed: 0, moved: 0, t_search, ..self.stats.clone() };
+        }
         let (scratch_objects, scratch_pairs) = self.scratch.bytes();
         WorldStats {
             t_update,
@@ -187,35 +186,20 @@ impl<const D: usize> World<D> {
     }
 }
 
-/// The candidate search: into `scratch.old`, every stored pair that touches a changed slot,
-/// named as of the last update; into `scratch.new`, every pair the rules make now with at
-/// least one changed live object, named with the current generations. Neither is sorted.
+/// The candidate search (`world::search`): into `scratch.old`, the pairs with a changed
+/// member that may have ended, named as of the last update; into `scratch.new`, those
+/// that may have begun, named with the current generations. Neither is sorted; a pair in
+/// both is unchanged (their difference is the events).
 ///
-/// This is the baseline search, the one function the BVH trees will replace: it scans the
-/// whole pair store for `old`, and runs the world's [`Broadphase`] over every live box
-/// (grown by the margin, through its configuration) for `new`, keeping the pairs with a
-/// changed member that pass the kind and filter rules. O(slots + stored pairs + every
-/// overlapping pair of live boxes, static-static included), so `Config::max_pairs` bounds
-/// that last count.
-///
-/// Reads the world only; on error nothing but the scratch has changed.
+/// Reads the world only; on error nothing but the scratch has changed, and the trees'
+/// upkeep, which the retry repeats.
 pub(crate) fn changed_pairs<const D: usize>(
     slots: &Slots,
     store: &Store<D>,
     dirty: &Dirty,
-    _pairs: &PairStore,
     scratch: &mut Scratch<D>,
 ) -> Result<(), Error> {
-    let before = PreFrame { slots, store, dirty, index: &scratch.index };
-    scratch.search.changed_pairs(
-        slots,
-        store,
-        dirty,
-        &before,
-        &mut scratch.finder,
-        &mut scratch.old,
-        &mut scratch.new,
-    )
+    scratch.search.changed_pairs(slots, store, dirty, &mut scratch.finder, &mut scratch.old, &mut scratch.new)
 }
 
 /// `removed` = `old` \ `new`, `added` = `new` \ `old`, both sorted (from sorted, unique

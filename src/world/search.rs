@@ -2,8 +2,8 @@
 //! the last update, found by walking two trees, one over the static objects and one over
 //! the dynamic ones, and by one pair search among the changed objects themselves.
 //!
-//! - Input: the dirty list, each changed slot's state as of the last update
-//!   ([`PreFrame`]) and now, the store. Output: `old`, the pairs the rule made at the last
+//! - Input: the dirty list, each changed slot's state as of the last update (its
+//!   snapshot, at the same position) and now, the store. Output: `old`, the pairs the rule made at the last
 //!   update with a changed member (named as they were), and `new`, the pairs it makes now
 //!   with a changed member; neither sorted.
 //! - Trees ([`crate::bvh::Bvh`]): the static tree holds every live static object's box
@@ -30,17 +30,19 @@
 //!   a separate static tree, queries of the moved proxies only); Karras' LBVH for the
 //!   trees.
 
-use super::store::{pairable, PreFrame, Snapshot, Store};
+use super::store::{pairable, Snapshot, Store};
 use super::{dirty::Dirty, handle::Slots, Handle, Kind};
 use crate::bvh::Bvh;
 use crate::{Aabb, Broadphase, Error};
 use rayon::prelude::*;
 use std::ops::ControlFlow;
 
-/// A dynamic leaf's box is the object's box grown by the margin and by this share of its
-/// longest side on every side: a body moving a fraction of its size a frame leaves it
-/// every few frames, not every frame.
-const FAT: f32 = 0.25;
+/// A dynamic leaf's box (and the box its static neighbour list is taken for) is the
+/// object's box grown by the margin and by this share of its longest side on every side:
+/// a body moving a few percent of its size a frame leaves it every dozen frames or so,
+/// and only then walks the static tree. Half a side: at a quarter, the walks on leaving
+/// cost 100% moving frames about a fifth more. PERF: benches/world.rs (`move_100`).
+const FAT: f32 = 0.5;
 
 /// The dynamic tree is rebuilt once this share of its leaves have grown or been freed
 /// since it was built (a grown leaf loosens every node above it).
@@ -91,8 +93,12 @@ pub(crate) struct Search<const D: usize> {
     free: Vec<u32>,
     /// Live dynamic slots without a leaf.
     extras: Vec<u32>,
-    /// Leaves grown or freed since the dynamic tree was built.
+    /// Leaves grown or freed since the dynamic tree was built, and whether that (or the
+    /// list's length) calls for a rebuild not yet done.
     loosened: usize,
+    rebuild: bool,
+    /// Live dynamic objects unchanged this frame.
+    clean_dynamics: usize,
     dynamic_built: bool,
     /// The boxes a tree is built from, and their slots.
     gather: Vec<Aabb<D>>,
@@ -112,7 +118,8 @@ pub(crate) struct Search<const D: usize> {
     leaf_box: Vec<Aabb<D>>,
     /// Static trees built so far: a list taken from an older tree is stale.
     static_generation: u32,
-    /// The changed objects' boxes (old, then new), their slots, and their pairs.
+    /// The changed objects' boxes (old, then new), their positions in the dirty list, and
+    /// their pairs.
     dd_boxes: Vec<Aabb<D>>,
     dd_slots: Vec<u32>,
     dd_found: Vec<[u32; 2]>,
@@ -128,8 +135,8 @@ fn pair(a: u32, ga: u32, b: u32, gb: u32) -> [Handle; 2] {
     }
 }
 
-/// `list` into `order`, sorted by the Morton code of each slot's box's centre (over the
-/// centres' bounds, 10 bits an axis), ties by slot.
+/// The positions in `list` into `order`, sorted by the Morton code of each slot's box's
+/// centre (over the centres' bounds, 10 bits an axis), ties by position.
 fn morton_order<const D: usize>(
     list: &[u32],
     aabb: impl Fn(u32) -> Aabb<D>,
@@ -148,11 +155,11 @@ fn morton_order<const D: usize>(
     }
     let scale: [f64; D] = std::array::from_fn(|k| if hi[k] > lo[k] { 1023.0 / (hi[k] - lo[k]) } else { 0.0 });
     keys.clear();
-    keys.extend(list.iter().map(|&s| {
+    keys.extend(list.iter().enumerate().map(|(i, &s)| {
         let b = aabb(s);
         let q: [u32; D] =
             std::array::from_fn(|k| ((centre(&b, k) - lo[k]) * scale[k]).clamp(0.0, 1023.0) as u32);
-        crate::kernels::morton::encode_lut(q) << 32 | s as u64
+        crate::kernels::morton::encode_lut(q) << 32 | i as u64
     }));
     keys.sort_unstable();
     order.clear();
@@ -216,7 +223,6 @@ impl<const D: usize> Search<D> {
         slots: &Slots,
         store: &Store<D>,
         dirty: &Dirty,
-        before: &PreFrame<'_, D>,
         finder: &mut Broadphase<D>,
         old: &mut Vec<[Handle; 2]>,
         new: &mut Vec<[Handle; 2]>,
@@ -224,7 +230,7 @@ impl<const D: usize> Search<D> {
         let margin = finder.config().margin;
         old.clear();
         new.clear();
-        self.upkeep(slots, store, dirty, before, margin);
+        self.upkeep(slots, store, dirty, margin);
         // The walks in Morton order of the changed boxes: neighbours walk down the same
         // paths, which are then in cache. PERF: benches/world.rs (`move_10`, `move_100`).
         morton_order(dirty.list(), |s| store.boxes[s as usize], &mut self.keys, &mut self.order);
@@ -240,8 +246,8 @@ impl<const D: usize> Search<D> {
             part.new.clear();
             part.lists.clear();
             part.fresh.clear();
-            for &s in &list[c * CHUNK..((c + 1) * CHUNK).min(list.len())] {
-                me.walk(s, slots, store, dirty, before, margin, part);
+            for &i in &list[c * CHUNK..((c + 1) * CHUNK).min(list.len())] {
+                me.walk(i as usize, slots, store, dirty, margin, part);
             }
         });
         for p in &parts[..chunks] {
@@ -252,25 +258,26 @@ impl<const D: usize> Search<D> {
         self.parts = parts;
         // The pairs among changed objects: as they were, then as they are.
         let list = dirty.list();
-        let now = |s: u32| store.snapshot(slots, s as usize);
-        self.among(list, |s| before.get(s), finder, old)?;
+        let now = |i: usize| store.snapshot(slots, list[i] as usize);
+        self.among(list, |i| store.before[i], finder, old)?;
         self.among(list, now, finder, new)
     }
 
-    /// Slot `s`'s pairs with clean objects, old into `o` and new into `n`.
-    #[allow(clippy::too_many_arguments)]
+    /// The pairs with clean objects of the slot at position `i` of the dirty list, old
+    /// into `part.old` and new into `part.new`.
     fn walk(
         &self,
-        s: u32,
+        i: usize,
         slots: &Slots,
         store: &Store<D>,
         dirty: &Dirty,
-        before: &PreFrame<'_, D>,
         margin: f32,
         part: &mut Part<D>,
     ) {
         let (o, n) = (&mut part.old, &mut part.new);
-        let was = before.get(s);
+        // INVARIANT (`Store::before`): the snapshot at position `i` is slot `list[i]`'s.
+        let s = dirty.list()[i];
+        let was = store.before[i];
         let is = store.snapshot(slots, s as usize);
         let region = match (was.alive, is.alive) {
             (false, false) => return,
@@ -345,13 +352,16 @@ impl<const D: usize> Search<D> {
                 }
             }
         }
-        let _ = self.dynamics.query(&region, |p| {
-            let y = self.pos_slot[p];
-            if y != NONE {
-                meet(y, &self.leaf_box[p]);
-            }
-            ControlFlow::Continue(())
-        });
+        // Where every dynamic object changed, the tree holds none to meet.
+        if self.clean_dynamics > 0 {
+            let _ = self.dynamics.query(&region, |p| {
+                let y = self.pos_slot[p];
+                if y != NONE {
+                    meet(y, &self.leaf_box[p]);
+                }
+                ControlFlow::Continue(())
+            });
+        }
         for &y in &self.extras {
             meet(y, &store.boxes[y as usize].grown(margin));
         }
@@ -392,17 +402,17 @@ impl<const D: usize> Search<D> {
     fn among(
         &mut self,
         list: &[u32],
-        state: impl Fn(u32) -> Snapshot<D>,
+        state: impl Fn(usize) -> Snapshot<D>,
         finder: &mut Broadphase<D>,
         out: &mut Vec<[Handle; 2]>,
     ) -> Result<(), Error> {
         self.dd_boxes.clear();
         self.dd_slots.clear();
-        for &s in list {
-            let st = state(s);
+        for i in 0..list.len() {
+            let st = state(i);
             if st.alive {
                 self.dd_boxes.push(st.aabb);
-                self.dd_slots.push(s);
+                self.dd_slots.push(i as u32);
             }
         }
         if self.dd_boxes.len() < 2 {
@@ -410,10 +420,10 @@ impl<const D: usize> Search<D> {
         }
         finder.find_pairs(&self.dd_boxes, &mut self.dd_found)?;
         for &[i, j] in &self.dd_found {
-            let (a, b) = (self.dd_slots[i as usize], self.dd_slots[j as usize]);
-            let (sa, sb) = (state(a), state(b));
+            let (pa, pb) = (self.dd_slots[i as usize] as usize, self.dd_slots[j as usize] as usize);
+            let (sa, sb) = (state(pa), state(pb));
             if pairable(sa.kind, sa.filter, sb.kind, sb.filter) {
-                out.push(pair(a, sa.generation, b, sb.generation));
+                out.push(pair(list[pa], sa.generation, list[pb], sb.generation));
             }
         }
         Ok(())
@@ -421,18 +431,15 @@ impl<const D: usize> Search<D> {
 
     /// Brings the trees up to date with the changed slots (module docs). Idempotent for a
     /// given state, so a frame that fails after it and is retried does it again safely.
-    fn upkeep(
-        &mut self,
-        slots: &Slots,
-        store: &Store<D>,
-        dirty: &Dirty,
-        before: &PreFrame<'_, D>,
-        margin: f32,
-    ) {
+    fn upkeep(&mut self, slots: &Slots, store: &Store<D>, dirty: &Dirty, margin: f32) {
         let list = dirty.list();
+        let live_dynamic = |s: u32| slots.alive[s as usize] && store.kinds[s as usize] == Kind::Dynamic;
+        self.clean_dynamics = store.dynamics - list.iter().filter(|&&s| live_dynamic(s)).count();
         let is_static = |st: &Snapshot<D>| st.alive && st.kind == Kind::Static;
-        let statics_changed =
-            list.iter().any(|&s| is_static(&before.get(s)) || is_static(&store.snapshot(slots, s as usize)));
+        let statics_changed = list
+            .iter()
+            .zip(&store.before)
+            .any(|(&s, was)| is_static(was) || is_static(&store.snapshot(slots, s as usize)));
         if statics_changed || !self.static_built {
             self.build_statics(slots, store, margin);
         }
@@ -442,7 +449,6 @@ impl<const D: usize> Search<D> {
         if !self.dynamic_built {
             return self.build_dynamics(slots, store, margin);
         }
-        let live_dynamic = |s: u32| slots.alive[s as usize] && store.kinds[s as usize] == Kind::Dynamic;
         for &s in list {
             let p = self.slot_pos[s as usize];
             if !live_dynamic(s) {
@@ -478,7 +484,10 @@ impl<const D: usize> Search<D> {
         let slot_pos = &self.slot_pos;
         self.extras.retain(|&s| slot_pos[s as usize] == EXTRA);
         let leaves = self.dynamics.len();
-        if self.loosened > leaves / REBUILD_SHARE || self.extras.len() > 64 + leaves / 1024 {
+        self.rebuild |= self.loosened > leaves / REBUILD_SHARE || self.extras.len() > 64 + leaves / 1024;
+        // A frame where every dynamic object changed walks no dynamic tree (see `walk`):
+        // the rebuild waits for a frame that does.
+        if self.rebuild && self.clean_dynamics > 0 {
             self.build_dynamics(slots, store, margin);
         }
     }
@@ -578,6 +587,7 @@ impl<const D: usize> Search<D> {
         self.free.clear();
         self.extras.clear();
         self.loosened = 0;
+        self.rebuild = false;
         self.dynamic_built = true;
     }
 }
