@@ -86,7 +86,7 @@ pub struct WorldStats {
 /// The frame's buffers, kept from frame to frame.
 #[derive(Debug)]
 pub(crate) struct Scratch<const D: usize> {
-    /// The baseline search's pair finder, with the world's configuration.
+    /// The pair finder for the pairs among changed objects, with the world's configuration.
     pub(crate) finder: Broadphase<D>,
     /// The trees and maps of the candidate search.
     pub(crate) search: Search<D>,

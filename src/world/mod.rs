@@ -10,14 +10,15 @@
 //! (boxes, kinds and filters by slot; the snapshot of each changed slot as of the last
 //! update), `dirty` (the changed slots: a bit vector and a list, after Box2D v3's broad
 //! phase move buffer), `pairs` (the pair keys in a hash set; the sorted list built on
-//! demand), `frame` (the update, stage by stage, and [`changed_pairs`](frame::changed_pairs),
-//! the candidate search), `validate` (every invariant, checked).
+//! demand), `search` (the candidate search: a static and a dynamic tree, each changed
+//! object's walk), `frame` (the update, stage by stage), `validate` (every invariant,
+//! checked).
 //!
 //! - Input: the calls. Output: the events of each update, and [`World::pairs`].
 //! - Cost: a change is O(1); an update with no change is O(1). An update with changes
-//!   costs the candidate search plus O(c log c) for the c changed pairs; the search here
-//!   is the baseline, O(objects + every overlapping pair of live boxes + stored pairs),
-//!   which the BVH trees will bring down to the changed objects' neighbourhoods.
+//!   costs the candidate search, a walk a changed object through its neighbourhood (O(log
+//!   n + candidates), or a read of its kept list of static neighbours), plus the trees'
+//!   upkeep and O(k log k) for the k pairs that may have changed.
 //! - Threads: the search runs on the caller's rayon pool (`pool.install(|| world.update())`);
 //!   the pairs and events are the same bytes for any thread count, and depend only on the
 //!   sequence of calls.
@@ -76,12 +77,11 @@ use store::{index_dirty, PreFrame, Store};
 /// other. [`World::pairs`] is every such pair as of the last update, and each update's
 /// [`Events`] are the difference from the update before.
 ///
-/// Cost: a change is O(1), an update with no change O(1). An update with changes costs
-/// the candidate search plus O(c log c) for the c pairs that changed. The search is, for
-/// now, a baseline: a [`Broadphase`] run over every live box and a scan of the stored
-/// pairs, O(objects + every overlapping pair of live boxes + stored pairs). A
-/// [`Config::max_pairs`] bound applies to that run, so it counts every overlapping pair
-/// of live boxes, static-static pairs included.
+/// Cost: a change is O(1), an update with no change O(1). An update with changes walks
+/// each changed object through a tree of the static and a tree of the dynamic objects
+/// (or reads its kept list of static neighbours), O(log n + candidates) each, and finds
+/// the pairs among changed objects with a [`Broadphase`] run over their old and one over
+/// their new boxes; a [`Config::max_pairs`] bound applies to those two runs.
 ///
 /// Threads: the search runs on the caller's rayon pool (`pool.install(|| world.update())`);
 /// the pairs and events are the same bytes for any thread count.
