@@ -28,6 +28,7 @@
 //!   than by the narrow phase.
 
 use super::handle::Slots;
+use super::pairs::PairStore;
 use super::search::Search;
 use super::store::Store;
 use super::{dirty::Dirty, Handle, World};
@@ -146,7 +147,7 @@ impl<const D: usize> World<D> {
         } else {
             // 1 to 3. Nothing is changed until the search has succeeded.
             let t = Instant::now();
-            changed_pairs(&self.slots, &self.store, &self.dirty, &mut self.scratch)?;
+            changed_pairs(&self.slots, &self.store, &self.dirty, &self.pairs, &mut self.scratch)?;
             t_search = t.elapsed();
             // 4. Both sorted, then their differences.
             let s = &mut self.scratch;
@@ -197,9 +198,11 @@ pub(crate) fn changed_pairs<const D: usize>(
     slots: &Slots,
     store: &Store<D>,
     dirty: &Dirty,
+    pairs: &PairStore,
     scratch: &mut Scratch<D>,
 ) -> Result<(), Error> {
-    scratch.search.changed_pairs(slots, store, dirty, &mut scratch.finder, &mut scratch.old, &mut scratch.new)
+    let s = scratch;
+    s.search.changed_pairs(slots, store, dirty, pairs, &mut s.finder, &mut s.old, &mut s.new)
 }
 
 /// `removed` = `old` \ `new`, `added` = `new` \ `old`, both sorted (from sorted, unique

@@ -30,6 +30,7 @@
 //!   a separate static tree, queries of the moved proxies only); Karras' LBVH for the
 //!   trees.
 
+use super::pairs::PairStore;
 use super::store::{pairable, Snapshot, Store};
 use super::{dirty::Dirty, handle::Slots, Handle, Kind};
 use crate::bvh::Bvh;
@@ -67,6 +68,11 @@ struct Near<const D: usize> {
     generation: u32,
     fat: Aabb<D>,
 }
+
+/// Above one changed object in this many live ones, a frame is found whole
+/// ([`Search::whole`]): a walk a changed object then costs more than the one-shot finder
+/// over every box. PERF: benches/world.rs (`build`: the first update).
+const WHOLE_SHARE: usize = 2;
 
 /// No slot position (free leaf; slot without a leaf).
 const NONE: u32 = u32::MAX;
@@ -223,6 +229,7 @@ impl<const D: usize> Search<D> {
         slots: &Slots,
         store: &Store<D>,
         dirty: &Dirty,
+        pairs: &PairStore,
         finder: &mut Broadphase<D>,
         old: &mut Vec<[Handle; 2]>,
         new: &mut Vec<[Handle; 2]>,
@@ -231,6 +238,9 @@ impl<const D: usize> Search<D> {
         old.clear();
         new.clear();
         self.upkeep(slots, store, dirty, margin);
+        if dirty.list().len() > slots.live / WHOLE_SHARE {
+            return self.whole(slots, store, dirty, pairs, finder, old, new);
+        }
         // The walks in Morton order of the changed boxes: neighbours walk down the same
         // paths, which are then in cache. PERF: benches/world.rs (`move_10`, `move_100`).
         morton_order(dirty.list(), |s| store.boxes[s as usize], &mut self.keys, &mut self.order);
@@ -261,6 +271,55 @@ impl<const D: usize> Search<D> {
         let now = |i: usize| store.snapshot(slots, list[i] as usize);
         self.among(list, |i| store.before[i], finder, old)?;
         self.among(list, now, finder, new)
+    }
+
+    /// The search where most objects changed (a first update, a level loaded): every
+    /// stored pair into `old`, and every pair the rule makes now, from one `Broadphase`
+    /// run over every live box, into `new`. Their difference is the events, as from the
+    /// walks, at the cost of one frame from scratch. The trees are kept up to date all the
+    /// same ([`Search::upkeep`], already run), for the frames after.
+    #[allow(clippy::too_many_arguments)]
+    fn whole(
+        &mut self,
+        slots: &Slots,
+        store: &Store<D>,
+        dirty: &Dirty,
+        pairs: &PairStore,
+        finder: &mut Broadphase<D>,
+        old: &mut Vec<[Handle; 2]>,
+        new: &mut Vec<[Handle; 2]>,
+    ) -> Result<(), Error> {
+        // Each changed slot's position in the dirty list, for its old generation.
+        self.gather_slots.clear();
+        self.gather_slots.resize(store.len(), NONE);
+        for (i, &s) in dirty.list().iter().enumerate() {
+            self.gather_slots[s as usize] = i as u32;
+        }
+        let generation_then = |s: u32| match self.gather_slots[s as usize] {
+            NONE => slots.generations[s as usize],
+            i => store.before[i as usize].generation,
+        };
+        old.extend(pairs.set.iter().map(|&k| {
+            let (a, b) = super::pairs::slots_of(k);
+            [Handle::new(a, generation_then(a)), Handle::new(b, generation_then(b))]
+        }));
+        self.gather.clear();
+        self.dd_slots.clear();
+        for (s, &alive) in slots.alive.iter().enumerate() {
+            if alive {
+                self.gather.push(store.boxes[s]);
+                self.dd_slots.push(s as u32);
+            }
+        }
+        finder.find_pairs(&self.gather, &mut self.dd_found)?;
+        for &[i, j] in &self.dd_found {
+            let (a, b) = (self.dd_slots[i as usize], self.dd_slots[j as usize]);
+            let (ai, bi) = (a as usize, b as usize);
+            if pairable(store.kinds[ai], store.filters[ai], store.kinds[bi], store.filters[bi]) {
+                new.push(pair(a, slots.generations[ai], b, slots.generations[bi]));
+            }
+        }
+        Ok(())
     }
 
     /// The pairs with clean objects of the slot at position `i` of the dirty list, old
