@@ -105,8 +105,10 @@ pub(crate) const TREE_MIN_PER_BOX: f64 = 1024.0;
 
 /// How many times a box's pairs its candidates in the columns must be for `Auto` to take
 /// the tree: where most candidates are pairs (dense crowds), the columns' sweep finds
-/// them at less cost a pair than a walk down the tree.
-pub(crate) const TREE_WASTE: f64 = 8.0;
+/// them at less cost a pair than a walk down the tree. 2D sticks at 100k (628 pairs a
+/// box) estimate 3 times their pairs, and run 2.8x faster on the tree.
+/// PERF: benches/pairs.rs (`sticks`, 2D).
+pub(crate) const TREE_WASTE: f64 = 2.0;
 
 /// What `method` runs on a scene of these statistics, `axis` being the sweep axis and
 /// `per_box` the whole-scene sweep's expected tests a box along it.
