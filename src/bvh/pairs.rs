@@ -16,10 +16,11 @@
 //!   "part II: tree traversal" (NVIDIA, 2012): one independent traversal a leaf, pruned to
 //!   the leaves after it.
 
-use super::{Bvh, LEAF, MAX_DEPTH};
+use super::{Bvh, LEAF};
 use crate::kernels::pair_sort::{key, PairBudget};
 use crate::kernels::par::chunk_len;
 use rayon::prelude::*;
+use std::ops::ControlFlow;
 
 /// Keys a chunk collects before it counts them against the budget.
 const BUDGET_STEP: usize = 4096;
@@ -94,40 +95,15 @@ fn leaf_pairs<const D: usize>(
     i: usize,
     mut emit: impl FnMut(usize),
 ) -> usize {
-    let b = leaves[i];
-    // Pending subtrees: at most one a level (the second child met), and no path is longer
-    // than `MAX_DEPTH`.
-    let mut stack = [0u32; MAX_DEPTH];
-    let (mut sp, mut at, mut tests) = (0usize, 0u32, 0usize);
-    loop {
-        let nd = &nodes[at as usize];
-        let mut next = None;
-        for c in 0..2 {
-            if nd.last[c] as usize <= i {
-                continue;
-            }
-            let r = nd.child[c];
-            if r & LEAF != 0 {
-                tests += 1;
-                if nd.meets(c, &b) {
-                    emit((r & !LEAF) as usize);
-                }
-            } else if nd.meets(c, &b) {
-                if next.is_none() {
-                    next = Some(r);
-                } else {
-                    stack[sp] = r;
-                    sp += 1;
-                }
-            }
-        }
-        match next {
-            Some(r) => at = r,
-            None if sp > 0 => {
-                sp -= 1;
-                at = stack[sp];
-            }
-            None => return tests,
-        }
-    }
+    let mut tests = 0;
+    let after = |nd: &super::Node<D>, c: usize| {
+        let keep = nd.last[c] as usize > i;
+        tests += (keep && nd.child[c] & LEAF != 0) as usize;
+        keep
+    };
+    let _ = super::query::walk(nodes, &leaves[i], after, |p| {
+        emit(p);
+        ControlFlow::Continue(())
+    });
+    tests
 }

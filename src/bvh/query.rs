@@ -10,14 +10,13 @@
 //! - Source: the standard stack-based BVH walk (T. Karras, "Thinking parallel, part II:
 //!   tree traversal on the GPU", NVIDIA, 2012).
 
-use super::{Bvh, LEAF, MAX_DEPTH};
+use super::{Bvh, Node, LEAF, MAX_DEPTH};
 use crate::Aabb;
 use std::ops::ControlFlow;
 
 impl<const D: usize> Bvh<D> {
     /// Passes every leaf whose box meets `region` to `visit`, by position (see
     /// [`Bvh::leaves`], [`Bvh::ids`]), in no fixed order; stops when `visit` breaks.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn query(
         &self,
         region: &Aabb<D>,
@@ -28,33 +27,48 @@ impl<const D: usize> Bvh<D> {
             1 => return if self.leaves[0].overlaps(region) { visit(0) } else { ControlFlow::Continue(()) },
             _ => {}
         }
-        let mut stack = [0u32; MAX_DEPTH];
-        let (mut sp, mut at) = (0usize, 0u32);
-        loop {
-            let nd = &self.nodes[at as usize];
-            let mut next = None;
-            for c in 0..2 {
-                if !nd.meets(c, region) {
-                    continue;
-                }
-                let r = nd.child[c];
-                if r & LEAF != 0 {
-                    visit((r & !LEAF) as usize)?;
-                } else if next.is_none() {
-                    next = Some(r);
-                } else {
-                    stack[sp] = r;
-                    sp += 1;
-                }
+        walk(&self.nodes, region, |_, _| true, visit)
+    }
+}
+
+/// The stack walk every search of the tree shares: from the root (of at least two leaves)
+/// into each child that `keep(node, child)` keeps and whose bounds meet `region`; each leaf
+/// so reached goes to `leaf(position)`, which may stop the walk.
+#[inline(always)]
+pub(super) fn walk<const D: usize>(
+    nodes: &[Node<D>],
+    region: &Aabb<D>,
+    mut keep: impl FnMut(&Node<D>, usize) -> bool,
+    mut leaf: impl FnMut(usize) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    // Pending subtrees: at most one a level (the second child met), and no path is longer
+    // than `MAX_DEPTH`.
+    let mut stack = [0u32; MAX_DEPTH];
+    let (mut sp, mut at) = (0usize, 0u32);
+    loop {
+        let nd = &nodes[at as usize];
+        let mut next = None;
+        for c in 0..2 {
+            if !keep(nd, c) || !nd.meets(c, region) {
+                continue;
             }
-            match next {
-                Some(r) => at = r,
-                None if sp > 0 => {
-                    sp -= 1;
-                    at = stack[sp];
-                }
-                None => return ControlFlow::Continue(()),
+            let r = nd.child[c];
+            if r & LEAF != 0 {
+                leaf((r & !LEAF) as usize)?;
+            } else if next.is_none() {
+                next = Some(r);
+            } else {
+                stack[sp] = r;
+                sp += 1;
             }
+        }
+        match next {
+            Some(r) => at = r,
+            None if sp > 0 => {
+                sp -= 1;
+                at = stack[sp];
+            }
+            None => return ControlFlow::Continue(()),
         }
     }
 }

@@ -1,0 +1,56 @@
+//! The search's invariants ([`Search::validate`]), checked by `World::validate` where
+//! nothing is pending: the trees, the static tree's contents, and every dynamic object's
+//! leaf and its copy of the box. O(n).
+
+use super::{holds, Search, EXTRA, NONE};
+use crate::world::{handle::Slots, store::Store, Kind};
+use crate::Error;
+
+impl<const D: usize> Search<D> {
+    /// Checks the search's invariants against the world as of the last update (nothing
+    /// changed since): both trees valid, the static tree holding exactly the live static
+    /// objects, and every live dynamic object in a leaf whose box holds its grown box, or
+    /// in the list, with the maps agreeing. O(n).
+    pub(crate) fn validate(&self, slots: &Slots, store: &Store<D>, margin: f32) -> Result<(), Error> {
+        let bad = |detail: String| Err(Error::Invariant { detail: format!("world search: {detail}") });
+        self.statics.validate()?;
+        self.dynamics.validate()?;
+        if !self.static_built {
+            return Ok(());
+        }
+        let live = |s: usize, k: Kind| slots.alive[s] && store.kinds[s] == k;
+        let statics = (0..store.len())
+            .filter(|&s| live(s, Kind::Static) && !store.boxes[s].grown(margin).is_inverted());
+        if !statics.clone().eq(self
+            .static_slots
+            .iter()
+            .map(|&s| s as usize)
+            .filter(|&s| !store.boxes[s].grown(margin).is_inverted()))
+        {
+            return bad("the static tree does not hold exactly the live static objects".into());
+        }
+        if !self.dynamic_built {
+            return Ok(());
+        }
+        for s in (0..store.len()).filter(|&s| live(s, Kind::Dynamic)) {
+            let b = store.boxes[s].grown(margin);
+            match self.slot_pos.get(s).copied().unwrap_or(NONE) {
+                EXTRA if self.extras.contains(&(s as u32)) => {}
+                p if p < EXTRA => {
+                    if self.pos_slot.get(p as usize) != Some(&(s as u32)) {
+                        return bad(format!("slot {s} and leaf {p} disagree"));
+                    }
+                    if !b.is_inverted() && !holds(&self.dynamics.leaves[p as usize], &b) {
+                        return bad(format!("leaf {p} does not hold slot {s}'s box"));
+                    }
+                    if self.leaf_box.get(p as usize) != Some(&b) {
+                        return bad(format!("leaf {p} keeps a stale copy of slot {s}'s box"));
+                    }
+                }
+                _ if b.is_inverted() => {}
+                p => return bad(format!("live dynamic slot {s} has no leaf ({p:#x})")),
+            }
+        }
+        Ok(())
+    }
+}
