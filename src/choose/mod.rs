@@ -97,18 +97,18 @@ pub(crate) enum Choice {
 /// The fewest candidates a box must be expected to meet in the columns
 /// ([`TrimSample::column_tests`]) for `Method::Auto` to take the tree. The estimate takes
 /// every box at its coarsest level, so it overstates the columns' candidates several
-/// times where long boxes are few or short; below this the columns win: on the sticks
-/// (an eighth of the world long, in three directions) up to 100k boxes the estimate is
-/// about 270 and the columns run 3x faster than the tree, at 1M it is about 2,400 and the
-/// tree runs 15x faster. PERF: benches/pairs.rs (`staircase`, `sticks`).
+/// times where long boxes are few or short. The staircase estimates 1,273 at 10k boxes in
+/// 2D (the tree 9x faster); the 3D sticks (an eighth of the world long, in three
+/// directions) about 270 at 100k (the columns 3x faster) and 2,400 at 1M, where the tree
+/// runs 1.4x slower than the columns. PERF: benches/pairs.rs (`staircase`, `sticks`).
 pub(crate) const TREE_MIN_PER_BOX: f64 = 1024.0;
 
 /// How many times a box's pairs its candidates in the columns must be for `Auto` to take
 /// the tree: where most candidates are pairs (dense crowds), the columns' sweep finds
-/// them at less cost a pair than a walk down the tree. 2D sticks at 100k (628 pairs a
-/// box) estimate 3 times their pairs, and run 2.8x faster on the tree.
+/// them at less cost a pair than a walk down the tree: 2D sticks at 100k (395 pairs a
+/// box) estimate 3 times their pairs, and run 1.3x faster on the columns.
 /// PERF: benches/pairs.rs (`sticks`, 2D).
-pub(crate) const TREE_WASTE: f64 = 2.0;
+pub(crate) const TREE_WASTE: f64 = 8.0;
 
 /// What `method` runs on a scene of these statistics, `axis` being the sweep axis and
 /// `per_box` the whole-scene sweep's expected tests a box along it.

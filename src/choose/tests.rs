@@ -105,7 +105,7 @@ fn auto_choice<const D: usize>(boxes: &[Aabb<D>]) -> (super::Choice, f64, f64) {
 
 /// `Auto` takes the tree on the staircase, at every size, and never on the scenes the
 /// columns or the sweep serve: every generator of `internals::scene` and parked boxes,
-/// from 10k to 1M boxes, and the sticks (long, but few crossing) at 10k, where the
+/// from 10k to 1M boxes, and the sticks (long, but few crossing) up to 100k, where the
 /// columns win.
 #[test]
 fn auto_takes_the_tree_on_the_staircase_alone() {
@@ -121,7 +121,7 @@ fn auto_takes_the_tree_on_the_staircase_alone() {
         );
         let mut names: Vec<String> = scene::SCENES.iter().map(|s| s.to_string()).collect();
         names.extend(["parked:10:1e9".into(), "parked:50:1e5".into()]);
-        if n <= 10_000 {
+        if n <= 100_000 {
             names.push("sticks".into());
         }
         for name in names.iter().filter(|s| s.as_str() != "all_overlapping") {

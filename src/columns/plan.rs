@@ -173,12 +173,19 @@ impl<const D: usize> Columns<D> {
         // the candidates weigh less and the plan is made again, coarser, until it fits: at
         // `lambda = 0` every box takes its fewest columns, one.
         let cap = (MEMORY_PER_BOX / ENTRY_BYTES[D.min(3)] * n as f64) as usize;
-        for shrink in [0.5, 0.25, 0.0625, 0.0] {
+        // Before the weight goes to zero, the column budget shrinks: where a few long boxes
+        // take most of the entries (sticks at scale), they go coarser and the rest keep
+        // their columns; at zero weight every box would go coarse, down to one column for
+        // the whole scene.
+        // PERF: benches/pairs.rs (sticks; copies, which fits before).
+        let small = (budget / 16).max(1);
+        let steps = [(budget, 0.5), (budget, 0.25), (budget, 0.0625), (small, 0.0625), (small, 0.0)];
+        for (b, shrink) in steps {
             if parts.iter().map(|p| p.2).sum::<usize>() <= cap || lambda == 0.0 {
                 break;
             }
             table.begin(c, n);
-            parts = pass(&LevelModel::new(c, bits, budget, lambda * shrink, world), &table);
+            parts = pass(&LevelModel::new(c, bits, b, lambda * shrink, world), &table);
         }
         self.levels = table;
         // Boxes wholly outside the grid (strays the trim left out: objects parked far away)
