@@ -1,31 +1,38 @@
-//! The world's candidate search: the old and the new pairs of the objects changed since
-//! the last update, found by walking two trees, one over the static objects and one over
-//! the dynamic ones, and by one pair search among the changed objects themselves.
+//! The world's candidate search: the pairs of the objects changed since the last update
+//! that may have ended and that may have begun, found by walking two trees, one over the
+//! static objects and one over the dynamic ones, and by one pair search among the changed
+//! objects themselves.
 //!
 //! - Input: the dirty list, each changed slot's state as of the last update (its
-//!   snapshot, at the same position) and now, the store. Output: `old`, the pairs the rule made at the last
-//!   update with a changed member (named as they were), and `new`, the pairs it makes now
-//!   with a changed member; neither sorted.
+//!   snapshot, at the same position) and now, the store, the pair store. Output: `old`
+//!   (named as they were) and `new` (named as they are), neither sorted; their difference
+//!   is the events.
 //! - Trees ([`crate::bvh::Bvh`]): the static tree holds every live static object's box
 //!   (grown by the margin), rebuilt on a frame where a static object changed (rare: level
 //!   geometry); the dynamic tree holds a "fat" box for each dynamic object (its box grown
 //!   by the margin and by [`FAT`] of its size), so an object that moves a little stays
 //!   inside it and costs the tree nothing. One that leaves it grows its leaf and the leaf's
 //!   ancestors (`Bvh::enlarge`, O(depth)); an object without a leaf takes a freed one, or
-//!   waits in a short list ([`Search::extras`]). The dynamic tree is rebuilt when
+//!   waits in a short list (`Search::extras`). The dynamic tree is rebuilt when
 //!   [`REBUILD_SHARE`] of its leaves have grown or been freed, or the list is long.
+//! - Neighbour lists: each dynamic object keeps the static objects (slot and grown box)
+//!   near its fat box, as of the current static tree; a walk whose region stays inside
+//!   that box reads the list instead of the static tree.
 //! - INVARIANT: every live dynamic object that is clean this frame has a leaf whose box
-//!   holds its box grown by the margin, or is in the list.
-//! - Pairs: a changed object walks both trees once with the union of its old and new
-//!   boxes, and each clean object met is tested against both (a changed object met is
-//!   skipped: the pairs among changed objects come from one `Broadphase` run over their
-//!   old boxes and one over their new boxes).
+//!   holds its box grown by the margin (and a copy of that box beside the leaf), or is in
+//!   the list.
+//! - Pairs: a changed object walks once with the union of its old and new boxes, and each
+//!   clean object met is tested against both states; only pairs that began or ended are
+//!   kept (a changed object met is skipped: the pairs among changed objects come from one
+//!   `Broadphase` run over their old boxes and one over their new boxes). Where most
+//!   objects changed, the frame is found whole instead (`Search::whole`).
 //! - Cost: O(c log n + k) for c changed objects and k candidates, plus the trees'
 //!   upkeep: O(depth) a grown leaf, O(n) a rebuild.
-//! - Threads: the walks in fixed chunks of the dirty list, on the caller's rayon pool; the
-//!   builds as `Bvh::build`. Results are sorted by the caller, so the same bytes for any
-//!   thread count.
-//! - Allocation: the trees, maps and per-chunk pair lists are kept from frame to frame.
+//! - Threads: the walks in fixed chunks of the dirty list, in Morton order, on the
+//!   caller's rayon pool; the builds as `Bvh::build`. Results are sorted by the caller, so
+//!   the same bytes for any thread count.
+//! - Allocation: the trees, maps, lists and per-chunk pair lists are kept from frame to
+//!   frame (the lists' arena is compacted now and then).
 //! - Source: Box2D v3's broad phase (fat AABBs with a margin in a tree for moving proxies,
 //!   a separate static tree, queries of the moved proxies only); Karras' LBVH for the
 //!   trees.
