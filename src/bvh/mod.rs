@@ -106,6 +106,13 @@ impl<const D: usize> Bvh<D> {
         self.leaves.len()
     }
 
+    /// Gives back the sort's keys and scratch, which only a build uses (the next build
+    /// allocates them again).
+    pub(crate) fn release_build_buffers(&mut self) {
+        self.keys = Vec::new();
+        self.scratch = Vec::new();
+    }
+
     /// Heap bytes held, from capacities.
     pub(crate) fn bytes(&self) -> usize {
         use std::mem::size_of;

@@ -123,8 +123,10 @@ pub(crate) struct Search<const D: usize> {
     keys: Vec<u64>,
     /// Per chunk of the dirty list: its pairs and its fresh static lists.
     parts: Vec<Part<D>>,
-    /// Each slot's list of nearby static objects (`Near`; `generation` `NONE`: none), the
-    /// lists' arena, and the entries of it still in use.
+    /// Each slot's entry in `near` (`NONE`: none; only dynamic objects get one), the
+    /// lists of nearby static objects (`Near`; `generation` `NONE`: stale), the lists'
+    /// arena, and the entries of it still in use.
+    near_of: Vec<u32>,
     near: Vec<Near<D>>,
     arena: Vec<(u32, Aabb<D>)>,
     arena_live: usize,
@@ -217,6 +219,7 @@ impl<const D: usize> Search<D> {
             + std::mem::size_of::<Aabb<D>>() * (self.gather.capacity() + self.dd_boxes.capacity());
         let objects = objects
             + self.near.capacity() * std::mem::size_of::<Near<D>>()
+            + 4 * self.near_of.capacity()
             + (4 + std::mem::size_of::<Aabb<D>>()) * self.arena.capacity()
             + std::mem::size_of::<Aabb<D>>() * self.leaf_box.capacity()
             + self
@@ -328,6 +331,12 @@ impl<const D: usize> Search<D> {
                 new.push(pair(a, slots.generations[ai], b, slots.generations[bi]));
             }
         }
+        // Sized by every live object and every overlapping pair (static-static included):
+        // given back, as a whole frame is rare (a first update), and the frames after
+        // need them at the size of what changes.
+        self.gather = Vec::new();
+        self.dd_slots = Vec::new();
+        self.dd_found = Vec::new();
         Ok(())
     }
 
@@ -395,7 +404,7 @@ impl<const D: usize> Search<D> {
             // The static objects near it: its list, where the list is of this static tree
             // and its fat box holds the region; else a walk, which makes the list anew for
             // a fat box around the box it has now.
-            match self.near.get(s as usize) {
+            match self.near_of.get(s as usize).and_then(|&i| self.near.get(i as usize)) {
                 Some(l) if l.generation == self.static_generation && holds(&l.fat, &region) => {
                     for (y, g) in &self.arena[l.start as usize..(l.start + l.len) as usize] {
                         meet(*y, g);
@@ -439,12 +448,17 @@ impl<const D: usize> Search<D> {
     /// slot's list. The arena is compacted once its dead entries outnumber its live ones.
     fn keep_lists(&mut self, parts: &[Part<D>], slots: usize) {
         let stale = Near { start: 0, len: 0, generation: NONE, fat: Aabb { min: [0.0; D], max: [0.0; D] } };
-        if self.near.len() < slots {
-            self.near.resize(slots, stale);
+        if self.near_of.len() < slots {
+            self.near_of.resize(slots, NONE);
         }
         for p in parts {
             for &(s, start, len, fat) in &p.fresh {
-                let old = &mut self.near[s as usize];
+                let at = &mut self.near_of[s as usize];
+                if *at == NONE {
+                    *at = self.near.len() as u32;
+                    self.near.push(stale);
+                }
+                let old = &mut self.near[*at as usize];
                 if old.generation != NONE {
                     self.arena_live -= old.len as usize;
                 }
@@ -572,6 +586,10 @@ impl<const D: usize> Search<D> {
         }
         self.statics.build(&self.gather, margin);
         self.static_built = true;
+        // Static rebuilds are rare: what only the build needs, sized by every static
+        // object, is given back rather than kept.
+        self.gather = Vec::new();
+        self.statics.release_build_buffers();
         // Every list is of the old tree now: none is live.
         self.static_generation = self.static_generation.wrapping_add(1) % NONE;
         for l in self.near.iter_mut() {
