@@ -12,7 +12,8 @@
 //!   each found by a binary search of its range (O(log n)).
 //! - Parallel: fixed chunks for the codes and the gather; the nodes by recursion, halves
 //!   over [`PAR_MIN`] leaves joined with `rayon::join`.
-//! - Allocation: none where the kept buffers are large enough.
+//! - Allocation: the first pass's sums and offsets (a few values a chunk); the keys,
+//!   leaves and nodes go to the tree's kept buffers.
 //! - Source: T. Karras, "Maximizing parallelism in the construction of BVHs, octrees, and
 //!   k-d trees" (2012): the split of a range is where the highest bit that differs
 //!   between its first and last keys changes; internal node `i` is either the first or
@@ -30,7 +31,6 @@ const PAR_MIN: usize = 4096;
 impl<const D: usize> Bvh<D> {
     /// Rebuilds the tree over the live boxes of `boxes`, each grown by `margin`.
     pub(crate) fn build(&mut self, boxes: &[Aabb<D>], margin: f32) {
-        self.keys.clear();
         // The centres' bounds, in f64 (a centre of two f32 extremes overflows f32).
         let centre = |b: &Aabb<D>, k: usize| {
             let c = (b.min[k] as f64 + b.max[k] as f64) * 0.5;
@@ -75,30 +75,33 @@ impl<const D: usize> Bvh<D> {
         let cells = ((1u64 << bits) - 1) as f64;
         let scale: [f64; D] =
             std::array::from_fn(|k| if hi[k] > lo[k] { cells / (hi[k] - lo[k]) } else { 0.0 });
-        // One key a live box, in input order (the parts come back in chunk order).
-        let parts: Vec<Vec<u64>> = boxes
-            .par_chunks(chunk)
-            .enumerate()
-            .map(|(ci, c)| {
-                let mut v = Vec::with_capacity(c.len());
-                for (j, b) in c.iter().enumerate() {
-                    let g = b.grown(margin);
-                    if g.is_inverted() {
-                        continue;
-                    }
-                    let q: [u32; D] = std::array::from_fn(|k| {
-                        ((centre(&g, k) - lo[k]) * scale[k]).clamp(0.0, cells) as u32
-                    });
-                    let class = size_class(&g, mean) << D | shape(&g);
-                    let code = crate::kernels::morton::encode_lut(q) | class << (bits * D as u32);
-                    v.push(code << 32 | (ci * chunk + j) as u64);
-                }
-                v
-            })
-            .collect();
+        // One key a live box, in input order: each chunk writes its keys from the count of
+        // live boxes before it (the first pass counted them), into the kept buffer.
+        let mut at = Vec::with_capacity(parts.len());
+        let mut total = 0;
         for p in &parts {
-            self.keys.extend_from_slice(p);
+            at.push(total);
+            total += p.3;
         }
+        crate::kernels::par::grow_to(&mut self.keys, total);
+        let out = SendPtr(self.keys.as_mut_ptr());
+        boxes.par_chunks(chunk).zip(at).enumerate().for_each(|(ci, (c, mut at))| {
+            for (j, b) in c.iter().enumerate() {
+                let g = b.grown(margin);
+                if g.is_inverted() {
+                    continue;
+                }
+                let q: [u32; D] =
+                    std::array::from_fn(|k| ((centre(&g, k) - lo[k]) * scale[k]).clamp(0.0, cells) as u32);
+                let class = size_class(&g, mean) << D | shape(&g);
+                let code = crate::kernels::morton::encode_lut(q) | class << (bits * D as u32);
+                // SAFETY: chunk `ci` writes `at..at + its live boxes`, ranges that partition
+                // `0..total` (the prefix sums of the first pass's counts, which the same
+                // test made), and `keys` has length `total`.
+                unsafe { out.put(at, code << 32 | (ci * chunk + j) as u64) };
+                at += 1;
+            }
+        });
         // Stable on the code bits: boxes of one code stay in index order, so the keys end
         // fully sorted as u64.
         let code_bits = bits * D as u32 + D as u32 + CLASS_BITS;
@@ -149,7 +152,7 @@ fn longest<const D: usize>(b: &Aabb<D>) -> f64 {
 /// 8 times, 2 up to 32 times, 3 beyond. Why: a few large boxes (rooms over a floor of
 /// tiles, a sky box) sorted among the small ones by their centres inflate every node above
 /// them, and each walk enters those; in a class of their own they inflate only their own
-/// subtree. PERF: benches/world.rs (`tiles`, whose rooms are 2 to 8 tiles a side).
+/// subtree (`scene::tiles`, whose rooms are 2 to 8 tiles a side).
 fn size_class<const D: usize>(b: &Aabb<D>, mean: f64) -> u64 {
     let r = longest(b) / mean;
     if r.is_nan() || r <= 2.0 {
