@@ -124,7 +124,6 @@ impl<const D: usize> Bvh<D> {
     }
 
     /// Checks every invariant of the type (O(n)); for tests and debug builds.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn validate(&self) -> Result<(), Error> {
         let bad = |detail: String| Err(Error::Invariant { detail: format!("bvh: {detail}") });
         let n = self.leaves.len();
@@ -205,7 +204,6 @@ impl<const D: usize> Bvh<D> {
     }
 
     /// The union of node `i`'s two children's stored bounds.
-    #[cfg_attr(not(test), allow(dead_code))]
     fn union_below(&self, i: usize) -> ([f32; D], [f32; D]) {
         let nd = &self.nodes[i];
         (

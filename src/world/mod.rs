@@ -81,7 +81,10 @@ use store::{index_dirty, PreFrame, Store};
 /// each changed object through a tree of the static and a tree of the dynamic objects
 /// (or reads its kept list of static neighbours), O(log n + candidates) each, and finds
 /// the pairs among changed objects with a [`Broadphase`] run over their old and one over
-/// their new boxes; a [`Config::max_pairs`] bound applies to those two runs.
+/// their new boxes. Where over half the live objects changed (a first update), one
+/// [`Broadphase`] run over every live box finds the frame whole instead. A
+/// [`Config::max_pairs`] bound applies to these runs (the whole one counts static-static
+/// pairs too).
 ///
 /// Threads: the search runs on the caller's rayon pool (`pool.install(|| world.update())`);
 /// the pairs and events are the same bytes for any thread count.

@@ -51,7 +51,7 @@ mod validate;
 /// object's box grown by the margin and by this share of its longest side on every side:
 /// a body moving a few percent of its size a frame leaves it every dozen frames or so,
 /// and only then walks the static tree. Half a side: at a quarter, the walks on leaving
-/// cost 100% moving frames about a fifth more. PERF: benches/world.rs (`move_100`).
+/// cost 100% moving frames about a quarter more. PERF: benches/world.rs (`move_100`).
 const FAT: f32 = 0.5;
 
 /// The dynamic tree is rebuilt once this share of its leaves have grown or been freed
@@ -225,7 +225,10 @@ impl<const D: usize> Search<D> {
             + self
                 .parts
                 .iter()
-                .map(|p| (4 + std::mem::size_of::<Aabb<D>>()) * p.lists.capacity() + 40 * p.fresh.capacity())
+                .map(|p| {
+                    (4 + std::mem::size_of::<Aabb<D>>()) * p.lists.capacity()
+                        + std::mem::size_of::<(u32, u32, u32, Aabb<D>)>() * p.fresh.capacity()
+                })
                 .sum::<usize>();
         let pairs = self.parts.iter().map(|p| p.old.capacity() + p.new.capacity()).sum::<usize>()
             * std::mem::size_of::<[Handle; 2]>()
