@@ -68,6 +68,15 @@ pub enum Error {
         /// ([`Handle::raw`](crate::Handle::raw)).
         handle: u64,
     },
+    /// Query `index` of a call (0 for a single query) is not a valid query: a point or a
+    /// ray origin that is not finite, a ray direction that is zero or not finite, or a
+    /// ray length that is NaN or negative.
+    InvalidQuery {
+        /// Index of the first invalid query in the input slice.
+        index: usize,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
 }
 
 impl fmt::Display for Error {
@@ -88,6 +97,7 @@ impl fmt::Display for Error {
             Error::OutOfMemory { pairs } => write!(f, "out of memory after {pairs} pairs"),
             Error::Invariant { detail } => write!(f, "broken invariant: {detail}"),
             Error::StaleHandle { handle } => write!(f, "handle {handle:#x} is stale"),
+            Error::InvalidQuery { index, reason } => write!(f, "query {index}: {reason}"),
         }
     }
 }

@@ -61,4 +61,4 @@ pub use config::{Config, Method, Refine};
 pub use error::{BoxProblem, Error};
 pub use pipeline::{find_pairs, find_pairs_with, Broadphase};
 pub use stats::Stats;
-pub use world::{Events, Filter, Handle, Kind, World, World2, World3, WorldStats};
+pub use world::{Batch, Events, Filter, Handle, Kind, Ray, Select, World, World2, World3, WorldStats};

@@ -5,7 +5,7 @@
 //! - Input: boxes (grown by the margin; inverted ones are dead and left out).
 //! - Output: [`Bvh`], a binary tree whose leaves are the live boxes in Morton order of their
 //!   centres; from it, every overlapping pair ([`Bvh::pairs_into`]), the boxes meeting a
-//!   region ([`Bvh::query`]), or the pairs between two trees ([`Bvh::pairs_between`]).
+//!   region ([`Bvh::query`]), or the leaves a ray enters ([`Bvh::cast`]).
 //! - Cost: build O(n): one pass for the codes, a radix sort of 32 code bits, one pass for
 //!   the nodes. All pairs: O(n log n + k) for k pairs where boxes are not much longer than
 //!   their neighbours' spacing, and, unlike a sweep or the columns, still near that where
@@ -25,13 +25,16 @@
 //!   numbering), and each node stores its two children's bounds, so a step reads one node.
 //!
 //! `build` makes the tree, `pairs` finds every overlapping pair of its leaves, `query`
-//! visits the leaves meeting a box and the pairs between two trees.
+//! visits the leaves meeting a box, `ray` the leaves a ray enters.
 
 mod build;
 mod pairs;
 mod query;
+mod ray;
 #[cfg(test)]
 mod tests;
+
+pub(crate) use ray::RayTest;
 
 use crate::{Aabb, Error};
 

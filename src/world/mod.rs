@@ -28,10 +28,12 @@
 //!   included (all or nothing). No call panics.
 //! - Source: Box2D v3's broad phase (the move buffer, the pair set, generational ids).
 
+mod batch;
 mod dirty;
 mod frame;
 mod handle;
 mod pairs;
+mod query;
 mod search;
 mod store;
 mod validate;
@@ -39,8 +41,10 @@ mod validate;
 #[cfg(test)]
 mod tests;
 
+pub use batch::Batch;
 pub use frame::{Events, WorldStats};
 pub use handle::Handle;
+pub use query::{Ray, Select};
 pub use store::{Filter, Kind};
 
 use crate::{Aabb, Broadphase, Config, Error};

@@ -45,6 +45,7 @@ use crate::{Aabb, Broadphase, Error};
 use rayon::prelude::*;
 use std::ops::ControlFlow;
 
+mod query;
 mod validate;
 
 /// A dynamic leaf's box (and the box its static neighbour list is taken for) is the
@@ -196,9 +197,16 @@ fn holds<const D: usize>(a: &Aabb<D>, b: &Aabb<D>) -> bool {
     (0..D).all(|k| a.min[k] <= b.min[k] && b.max[k] <= a.max[k])
 }
 
-/// `b` grown by the margin and by [`FAT`] of its longest side.
+/// The margin the trees grow boxes by: the configured one, or none where it is negative,
+/// so that every live object has a leaf holding the box it was set to (queries find
+/// objects by those boxes; the pair tests use the boxes grown by the true margin).
+fn tree_margin(margin: f32) -> f32 {
+    margin.max(0.0)
+}
+
+/// `b` grown by the tree margin and by [`FAT`] of its longest side.
 fn fat<const D: usize>(b: &Aabb<D>, margin: f32) -> Aabb<D> {
-    let g = b.grown(margin);
+    let g = b.grown(tree_margin(margin));
     let side = (0..D).map(|k| g.max[k] - g.min[k]).fold(0.0f32, f32::max);
     g.grown(FAT * side)
 }
@@ -418,11 +426,17 @@ impl<const D: usize> Search<D> {
                     let q = f.map_or(region, |f| union(&region, &f));
                     let start = part.lists.len();
                     let _ = self.statics.query(&q, |p| {
-                        let (y, g) =
-                            (self.static_slots[self.statics.ids[p] as usize], &self.statics.leaves[p]);
-                        meet(y, g);
-                        if f.is_some_and(|f| f.overlaps(g)) {
-                            part.lists.push((y, *g));
+                        let y = self.static_slots[self.statics.ids[p] as usize];
+                        // The leaf is the box grown by the tree margin: the pair test's
+                        // box only where the margin is not negative.
+                        let g = if margin < 0.0 {
+                            store.boxes[y as usize].grown(margin)
+                        } else {
+                            self.statics.leaves[p]
+                        };
+                        meet(y, &g);
+                        if f.is_some_and(|f| f.overlaps(&g)) {
+                            part.lists.push((y, g));
                         }
                         ControlFlow::Continue(())
                     });
@@ -560,7 +574,8 @@ impl<const D: usize> Search<D> {
                 }
             } else if p != EXTRA {
                 self.leaf_box[p as usize] = b;
-                if !b.is_inverted() && !holds(&self.dynamics.leaves[p as usize], &b) {
+                let t = store.boxes[s as usize].grown(tree_margin(margin));
+                if !holds(&self.dynamics.leaves[p as usize], &t) {
                     self.dynamics.enlarge(p as usize, &fat(&store.boxes[s as usize], margin));
                     self.loosened += 1;
                 }
@@ -587,7 +602,7 @@ impl<const D: usize> Search<D> {
                 self.static_slots.push(s as u32);
             }
         }
-        self.statics.build(&self.gather, margin);
+        self.statics.build(&self.gather, tree_margin(margin));
         self.static_built = true;
         // Static rebuilds are rare: what only the build needs, sized by every static
         // object, is given back rather than kept.
@@ -624,8 +639,8 @@ impl<const D: usize> Search<D> {
             self.slot_pos[s as usize] = p as u32;
             self.leaf_box.push(store.boxes[s as usize].grown(margin));
         }
-        // Boxes a negative margin turns inside out are dead to the tree, and pair with
-        // nothing: they need no leaf.
+        // Fat boxes are grown by the tree margin, never negative: every live dynamic
+        // object has a leaf, even one that a negative margin turns inside out.
         self.free.clear();
         self.extras.clear();
         self.loosened = 0;

@@ -19,13 +19,9 @@ impl<const D: usize> Search<D> {
             return Ok(());
         }
         let live = |s: usize, k: Kind| slots.alive[s] && store.kinds[s] == k;
-        let statics = (0..store.len())
-            .filter(|&s| live(s, Kind::Static) && !store.boxes[s].grown(margin).is_inverted());
-        if !statics.clone().eq(self
-            .static_slots
-            .iter()
-            .map(|&s| s as usize)
-            .filter(|&s| !store.boxes[s].grown(margin).is_inverted()))
+        let statics = (0..store.len()).filter(|&s| live(s, Kind::Static));
+        if !statics.eq(self.static_slots.iter().map(|&s| s as usize))
+            || self.statics.len() != self.static_slots.len()
         {
             return bad("the static tree does not hold exactly the live static objects".into());
         }
@@ -34,20 +30,20 @@ impl<const D: usize> Search<D> {
         }
         for s in (0..store.len()).filter(|&s| live(s, Kind::Dynamic)) {
             let b = store.boxes[s].grown(margin);
+            let t = store.boxes[s].grown(super::tree_margin(margin));
             match self.slot_pos.get(s).copied().unwrap_or(NONE) {
                 EXTRA if self.extras.contains(&(s as u32)) => {}
                 p if p < EXTRA => {
                     if self.pos_slot.get(p as usize) != Some(&(s as u32)) {
                         return bad(format!("slot {s} and leaf {p} disagree"));
                     }
-                    if !b.is_inverted() && !holds(&self.dynamics.leaves[p as usize], &b) {
+                    if !holds(&self.dynamics.leaves[p as usize], &t) {
                         return bad(format!("leaf {p} does not hold slot {s}'s box"));
                     }
                     if self.leaf_box.get(p as usize) != Some(&b) {
                         return bad(format!("leaf {p} keeps a stale copy of slot {s}'s box"));
                     }
                 }
-                _ if b.is_inverted() => {}
                 p => return bad(format!("live dynamic slot {s} has no leaf ({p:#x})")),
             }
         }

@@ -1,0 +1,177 @@
+//! Batched queries: many regions, points or rays at once, on all cores, results in input
+//! order.
+//!
+//! - Input: a slice of queries, a [`Select`] and an optional [`Filter`]. Output: a
+//!   [`Batch`] (each query's results, one after another) or one closest hit a ray.
+//! - Every query is checked before any runs: the first bad one is the error, and `out`
+//!   is left as it was.
+//! - Cost: that of the queries one by one ([`crate::world`]'s query docs), divided among
+//!   the threads.
+//! - Threads: fixed chunks of [`CHUNK`] queries on the caller's rayon pool; each query's
+//!   results depend on it alone and the chunks are joined in order, so the output is the
+//!   same bytes for any thread count.
+//! - Allocation: a [`Batch`] keeps its buffers (and one per chunk) between calls; reused,
+//!   it allocates only to grow.
+//! - Source: this crate.
+
+use super::query::{check_point, Ray, Select};
+use super::{Filter, Handle, World};
+use crate::{Aabb, Error};
+use rayon::prelude::*;
+
+/// Queries a parallel work item runs.
+const CHUNK: usize = 64;
+
+/// The results of a batch of queries: query `i`'s are `get(i)`, in the order the single
+/// query gives them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Batch<T> {
+    /// Every query's results, one query after another.
+    items: Vec<T>,
+    /// Where each query's results end in `items`.
+    ends: Vec<usize>,
+    /// Per chunk of queries: its results and each query's count, kept between calls.
+    parts: Vec<(Vec<T>, Vec<usize>)>,
+}
+
+impl<T> Default for Batch<T> {
+    fn default() -> Self {
+        Self { items: Vec::new(), ends: Vec::new(), parts: Vec::new() }
+    }
+}
+
+impl<T: Copy + Send> Batch<T> {
+    /// An empty batch.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Queries answered.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// True when no query was answered.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    /// Query `i`'s results (empty past the end).
+    pub fn get(&self, i: usize) -> &[T] {
+        match self.ends.get(i) {
+            Some(&end) => &self.items[if i == 0 { 0 } else { self.ends[i - 1] }..end],
+            None => &[],
+        }
+    }
+
+    /// Each query's results, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[T]> + '_ {
+        (0..self.len()).map(move |i| self.get(i))
+    }
+
+    /// Every query's results, one query after another.
+    pub fn items(&self) -> &[T] {
+        &self.items
+    }
+
+    /// Runs `one(query, out)` (which appends that query's results to `out`) for each
+    /// query, in parallel chunks, and gathers the results in order.
+    fn run<Q: Sync>(&mut self, queries: &[Q], one: impl Fn(&Q, &mut Vec<T>) + Sync) {
+        let chunks = queries.len().div_ceil(CHUNK);
+        if self.parts.len() < chunks {
+            self.parts.resize_with(chunks, Default::default);
+        }
+        self.parts[..chunks].par_iter_mut().enumerate().for_each(|(c, (items, counts))| {
+            items.clear();
+            counts.clear();
+            for q in &queries[c * CHUNK..((c + 1) * CHUNK).min(queries.len())] {
+                let start = items.len();
+                one(q, items);
+                counts.push(items.len() - start);
+            }
+        });
+        self.items.clear();
+        self.ends.clear();
+        for (items, counts) in &self.parts[..chunks] {
+            self.items.extend_from_slice(items);
+            for &n in counts {
+                self.ends.push(self.ends.last().copied().unwrap_or(0) + n);
+            }
+        }
+    }
+}
+
+impl<const D: usize> World<D> {
+    /// [`World::query_aabb`] for each region, into `out` (its query `i` is region `i`).
+    /// An invalid region is [`Error::InvalidBox`] with its index, and nothing runs.
+    pub fn query_aabbs(
+        &self,
+        regions: &[Aabb<D>],
+        select: Select,
+        filter: Option<Filter>,
+        out: &mut Batch<Handle>,
+    ) -> Result<(), Error> {
+        crate::validate::check_boxes(regions)?;
+        out.run(regions, |r, v| self.region_into(r, select, filter, v));
+        Ok(())
+    }
+
+    /// [`World::query_point`] for each point, into `out`. A non-finite point is
+    /// [`Error::InvalidQuery`] with its index, and nothing runs.
+    pub fn query_points(
+        &self,
+        points: &[[f32; D]],
+        select: Select,
+        filter: Option<Filter>,
+        out: &mut Batch<Handle>,
+    ) -> Result<(), Error> {
+        for (i, p) in points.iter().enumerate() {
+            check_point(p, i)?;
+        }
+        out.run(points, |p, v| self.region_into(&Aabb { min: *p, max: *p }, select, filter, v));
+        Ok(())
+    }
+
+    /// [`World::cast_ray`] for each ray, into `out` (cleared first; entry `i` is ray `i`'s
+    /// closest hit). An invalid ray is [`Error::InvalidQuery`] with its index, and nothing
+    /// runs.
+    pub fn cast_rays(
+        &self,
+        rays: &[Ray<D>],
+        select: Select,
+        filter: Option<Filter>,
+        out: &mut Vec<Option<(Handle, f32)>>,
+    ) -> Result<(), Error> {
+        for (i, r) in rays.iter().enumerate() {
+            r.check(i)?;
+        }
+        rays.par_iter()
+            .with_min_len(CHUNK)
+            .map(|r| match r.check(0) {
+                Ok(ray) => self.closest(&ray, select, filter),
+                Err(_) => None,
+            })
+            .collect_into_vec(out);
+        Ok(())
+    }
+
+    /// [`World::cast_ray_all`] for each ray, into `out`. An invalid ray is
+    /// [`Error::InvalidQuery`] with its index, and nothing runs.
+    pub fn cast_rays_all(
+        &self,
+        rays: &[Ray<D>],
+        select: Select,
+        filter: Option<Filter>,
+        out: &mut Batch<(Handle, f32)>,
+    ) -> Result<(), Error> {
+        for (i, r) in rays.iter().enumerate() {
+            r.check(i)?;
+        }
+        out.run(rays, |r, v| {
+            if let Ok(ray) = r.check(0) {
+                self.hits_into(&ray, select, filter, v);
+            }
+        });
+        Ok(())
+    }
+}
