@@ -39,6 +39,7 @@
 
 mod aabb;
 mod algorithms;
+mod between;
 mod bvh;
 mod choose;
 mod columns;
@@ -57,6 +58,7 @@ pub mod internals;
 pub use aabb::{Aabb, Aabb2, Aabb3};
 pub use algorithms::brute_force::brute_force_pairs;
 pub use algorithms::rdc::{Clusters, Rdc};
+pub use between::{find_pairs_between, find_pairs_between_with};
 pub use config::{Config, Method, Refine};
 pub use error::{BoxProblem, Error};
 pub use pipeline::{find_pairs, find_pairs_with, Broadphase};

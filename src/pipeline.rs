@@ -49,7 +49,7 @@ use std::time::Instant;
 /// A reusable pair finder: owns the scan's, the columns' and the pair stage's buffers.
 #[derive(Debug)]
 pub struct Broadphase<const D: usize> {
-    config: Config<D>,
+    pub(crate) config: Config<D>,
     cols: Columns<D>,
     /// Entries when the layout fits 64 bits (the common case), and their radix scratch.
     e64: Vec<u64>,
@@ -63,7 +63,7 @@ pub struct Broadphase<const D: usize> {
     /// The whole-scene sweep's sorted boxes (`Method::Sweep`, or `Auto` on sparse scenes).
     sweep: Sorted<D>,
     /// The tree (`Method::Tree`, or `Auto` where long boxes cross across the columns).
-    tree: Bvh<D>,
+    pub(crate) tree: Bvh<D>,
     /// Where the plan set boxes apart (far outside the grid; [`crate::columns::Strays`]):
     /// a finder of their own for them and the boxes crossing the grid's border (made on the
     /// first such frame, never setting boxes apart itself), those boxes, their pairs, and
@@ -73,7 +73,7 @@ pub struct Broadphase<const D: usize> {
     apart_boxes: Vec<Aabb<D>>,
     apart_pairs: Vec<[u32; 2]>,
     apart_keys: Vec<u64>,
-    stats: Stats,
+    pub(crate) stats: Stats,
 }
 
 impl<const D: usize> Broadphase<D> {

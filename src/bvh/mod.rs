@@ -27,6 +27,7 @@
 //! `build` makes the tree, `pairs` finds every overlapping pair of its leaves, `query`
 //! visits the leaves meeting a box, `ray` the leaves a ray enters.
 
+mod between;
 mod build;
 mod pairs;
 mod query;
