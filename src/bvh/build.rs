@@ -16,9 +16,9 @@
 //!   leaves and nodes go to the tree's kept buffers.
 //! - Source: T. Karras, "Maximizing parallelism in the construction of BVHs, octrees, and
 //!   k-d trees" (2012): the split of a range is where the highest bit that differs
-//!   between its first and last keys changes; internal node `i` is either the first or
-//!   the last position of its range, so the `n - 1` internal nodes number `0..n - 1`
-//!   without a counter.
+//!   between its first and last keys changes. The `n - 1` internal nodes are numbered in
+//!   depth-first order, known from the ranges alone (a node's right child follows its
+//!   left subtree of `split - lo` nodes), so the parallel halves need no counter.
 
 use super::{Bvh, Node, LEAF};
 use crate::kernels::par::{chunk_len, SendPtr};
@@ -29,8 +29,22 @@ use rayon::prelude::*;
 const PAR_MIN: usize = 4096;
 
 impl<const D: usize> Bvh<D> {
-    /// Rebuilds the tree over the live boxes of `boxes`, each grown by `margin`.
+    /// Rebuilds the tree over the live boxes of `boxes`, each grown by `margin`, for the
+    /// all-pairs search: boxes are grouped by size class and by shape class.
     pub(crate) fn build(&mut self, boxes: &[Aabb<D>], margin: f32) {
+        self.build_with(boxes, margin, true);
+    }
+
+    /// Rebuilds the tree as [`Bvh::build`], for region and ray walks: grouped by size class
+    /// only. A shape class spares the all-pairs search long boxes of other directions, but
+    /// a region walk must enter every class whose subtree meets it, and boxes of every
+    /// shape lie side by side in ordinary scenes (a terrain's flat and steep triangles):
+    /// there it made region queries several times slower. PERF: benches/queries.rs.
+    pub(crate) fn build_for_queries(&mut self, boxes: &[Aabb<D>], margin: f32) {
+        self.build_with(boxes, margin, false);
+    }
+
+    fn build_with(&mut self, boxes: &[Aabb<D>], margin: f32, shapes: bool) {
         // The centres' bounds, in f64 (a centre of two f32 extremes overflows f32).
         let centre = |b: &Aabb<D>, k: usize| {
             let c = (b.min[k] as f64 + b.max[k] as f64) * 0.5;
@@ -93,7 +107,7 @@ impl<const D: usize> Bvh<D> {
                 }
                 let q: [u32; D] =
                     std::array::from_fn(|k| ((centre(&g, k) - lo[k]) * scale[k]).clamp(0.0, cells) as u32);
-                let class = size_class(&g, mean) << D | shape(&g);
+                let class = if shapes { size_class(&g, mean) << D | shape(&g) } else { 0 };
                 let code = crate::kernels::morton::encode_lut(q) | class << (bits * D as u32);
                 // SAFETY: chunk `ci` writes `at..at + its live boxes`, ranges that partition
                 // `0..total` (the prefix sums of the first pass's counts, which the same
@@ -187,7 +201,8 @@ struct Tree<'a, const D: usize> {
 }
 
 // SAFETY (for the `Sync` the recursion's tasks need): `nodes` is written only through
-// `put` at indices that Karras' numbering gives to exactly one range, and `parents` and
+// `put` at indices that the preorder numbering gives to exactly one range (a range of m
+// leaves owns its node's index and the next m - 2), and `parents` and
 // `leaf_parents` at the indices of that range's two children, each the child of one
 // node; so no two tasks write one index. The buffers (sized `n - 1`, `n - 1` and `n`)
 // outlive `build`.
@@ -209,12 +224,15 @@ impl<const D: usize> Tree<'_, D> {
                 (at as u32, self.node(a, b, at))
             }
         };
-        // The left child covers lo..=split and is numbered `split` (its last position);
-        // the right covers split + 1..=hi and is numbered `split + 1` (its first).
+        // Depth-first (preorder) numbering: the left child (over lo..=split) comes right
+        // after its parent, the right one (over split + 1..=hi) after the left's `split -
+        // lo` internal nodes. A walk that goes left reads the next cache line, which the
+        // hardware has often fetched already. PERF: benches/queries.rs (`regions_small`).
+        let (left, right) = (idx + 1, idx + 1 + (split - lo));
         let ((cl, bl), (cr, br)) = if hi - lo >= PAR_MIN {
-            rayon::join(|| side(lo, split, split), || side(split + 1, hi, split + 1))
+            rayon::join(|| side(lo, split, left), || side(split + 1, hi, right))
         } else {
-            (side(lo, split, split), side(split + 1, hi, split + 1))
+            (side(lo, split, left), side(split + 1, hi, right))
         };
         let node = Node {
             min: [bl.min, br.min],
@@ -222,8 +240,8 @@ impl<const D: usize> Tree<'_, D> {
             child: [cl, cr],
             last: [split as u32, hi as u32],
         };
-        // SAFETY: `idx < n - 1`, and Karras' numbering gives it to this range alone (see
-        // `Tree`).
+        // SAFETY: `idx < n - 1`, and the preorder numbering gives it to this range alone
+        // (see `Tree`).
         unsafe { self.nodes.put(idx, node) };
         Aabb {
             min: std::array::from_fn(|k| bl.min[k].min(br.min[k])),

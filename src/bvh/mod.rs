@@ -21,8 +21,9 @@
 //!   k-d trees" (HPG 2012): the binary radix tree over sorted Morton codes, each internal
 //!   node split where the codes' highest differing bit changes. The Morton-order article's
 //!   "internal references between cells, for a full octree" is this tree. Here it is built
-//!   top-down with `rayon::join` (the same tree as Karras' per-node search, in his node
-//!   numbering), and each node stores its two children's bounds, so a step reads one node.
+//!   top-down with `rayon::join` (the same tree as Karras' per-node search, its nodes
+//!   numbered depth first), and each node stores its two children's bounds, so a step
+//!   reads one node.
 //!
 //! `build` makes the tree, `pairs` finds every overlapping pair of its leaves, `query`
 //! visits the leaves meeting a box, `ray` the leaves a ray enters.
@@ -51,7 +52,12 @@ const MAX_DEPTH: usize = 65;
 /// An internal node: its two children's bounds (so that a step down reads one node) and
 /// references, and the last leaf position under each child (the all-pairs search enters
 /// only subtrees with leaves after its own).
+///
+/// Aligned to a cache line: a walk is bound by the loads of the nodes it visits (a tree
+/// over a million boxes is some 64 MB of nodes), and a 3D node (64 bytes) at any other
+/// offset spans two lines. PERF: benches/queries.rs (`regions_small`).
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(64))]
 pub(crate) struct Node<const D: usize> {
     pub(crate) min: [[f32; D]; 2],
     pub(crate) max: [[f32; D]; 2],
