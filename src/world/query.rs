@@ -17,6 +17,7 @@
 //! - Source: the slab test (Kay and Kajiya, "Ray tracing complex scenes", 1986) for rays;
 //!   the stack walks of the tree stage for both.
 
+use super::search::Sight;
 use super::{Filter, Handle, Kind, World};
 use crate::bvh::RayTest;
 use crate::{Aabb, Error};
@@ -213,7 +214,7 @@ impl<const D: usize> World<D> {
     /// Whether live slot `s` is of a selected kind and passes the filter.
     #[inline]
     fn takes(&self, s: usize, select: Select, filter: Option<Filter>) -> bool {
-        select.takes(self.store.kinds[s]) && filter.map_or(true, |f| f.accepts(self.store.filters[s]))
+        select.takes(self.store.kinds[s]) && self.passes(s, filter)
     }
 
     /// The live handle of slot `s`.
@@ -239,7 +240,25 @@ impl<const D: usize> World<D> {
         out[start..].sort_unstable();
     }
 
-    /// Each object in the region: the clean ones through the trees, then the changed ones.
+    /// What the search's side of a query reads.
+    fn sight(&self, select: Select) -> Sight<'_, D> {
+        Sight {
+            statics: select.statics(),
+            dynamics: select.dynamics(),
+            dirty: &self.dirty,
+            store: &self.store,
+            margin: self.config.margin,
+        }
+    }
+
+    /// Whether slot `s` passes the filter.
+    #[inline]
+    fn passes(&self, s: usize, filter: Option<Filter>) -> bool {
+        filter.map_or(true, |f| f.accepts(self.store.filters[s]))
+    }
+
+    /// Each object in the region: the clean ones through the trees (which hold each kind
+    /// apart), then the changed ones.
     fn each_in(
         &self,
         region: &Aabb<D>,
@@ -247,19 +266,18 @@ impl<const D: usize> World<D> {
         filter: Option<Filter>,
         mut visit: impl FnMut(Handle) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        let mut offer = |s: u32| {
-            let si = s as usize;
-            if self.store.boxes[si].overlaps(region) && self.takes(si, select, filter) {
+        self.scratch.search.region_hits(region, &self.sight(select), |s| {
+            if self.passes(s as usize, filter) {
                 visit(self.handle_of(s))
             } else {
                 ControlFlow::Continue(())
             }
-        };
-        let search = &self.scratch.search;
-        search.region_candidates(region, select.statics(), select.dynamics(), &self.dirty, &mut offer)?;
+        })?;
         for &s in self.dirty.list() {
-            if self.slots.alive[s as usize] {
-                offer(s)?;
+            let si = s as usize;
+            if self.slots.alive[si] && self.store.boxes[si].overlaps(region) && self.takes(si, select, filter)
+            {
+                visit(self.handle_of(s))?;
             }
         }
         ControlFlow::Continue(())
@@ -275,18 +293,20 @@ impl<const D: usize> World<D> {
         filter: Option<Filter>,
         mut visit: impl FnMut(Handle, f32, &mut f32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        let mut offer = |s: u32, cut: &mut f32| {
-            let si = s as usize;
-            match ray.enters_box(&self.store.boxes[si], *cut) {
-                Some(t) if self.takes(si, select, filter) => visit(self.handle_of(s), t, cut),
-                _ => ControlFlow::Continue(()),
+        self.scratch.search.ray_hits(ray, cut, &self.sight(select), |s, t, cut| {
+            if self.passes(s as usize, filter) {
+                visit(self.handle_of(s), t, cut)
+            } else {
+                ControlFlow::Continue(())
             }
-        };
-        let search = &self.scratch.search;
-        search.ray_candidates(ray, cut, select.statics(), select.dynamics(), &self.dirty, &mut offer)?;
+        })?;
         for &s in self.dirty.list() {
-            if self.slots.alive[s as usize] {
-                offer(s, cut)?;
+            let si = s as usize;
+            if !self.slots.alive[si] || !self.takes(si, select, filter) {
+                continue;
+            }
+            if let Some(t) = ray.enters_box(&self.store.boxes[si], *cut) {
+                visit(self.handle_of(s), t, cut)?;
             }
         }
         ControlFlow::Continue(())

@@ -48,6 +48,8 @@ use std::ops::ControlFlow;
 mod query;
 mod validate;
 
+pub(crate) use query::Sight;
+
 /// A dynamic leaf's box (and the box its static neighbour list is taken for) is the
 /// object's box grown by the margin and by this share of its longest side on every side:
 /// a body moving a few percent of its size a frame leaves it every dozen frames or so,
@@ -95,9 +97,8 @@ const CHUNK: usize = 256;
 /// The trees and maps of the search (module docs).
 #[derive(Debug, Default)]
 pub(crate) struct Search<const D: usize> {
+    /// The static tree; its ids are the objects' slots.
     statics: Bvh<D>,
-    /// The slot of each static tree id.
-    static_slots: Vec<u32>,
     /// No static tree was built yet.
     static_built: bool,
     dynamics: Bvh<D>,
@@ -216,8 +217,7 @@ impl<const D: usize> Search<D> {
     pub(crate) fn bytes(&self) -> (usize, usize) {
         let objects = self.statics.bytes()
             + self.dynamics.bytes()
-            + 4 * (self.static_slots.capacity()
-                + self.pos_slot.capacity()
+            + 4 * (self.pos_slot.capacity()
                 + self.slot_pos.capacity()
                 + self.free.capacity()
                 + self.extras.capacity()
@@ -426,7 +426,7 @@ impl<const D: usize> Search<D> {
                     let q = f.map_or(region, |f| union(&region, &f));
                     let start = part.lists.len();
                     let _ = self.statics.query(&q, |p| {
-                        let y = self.static_slots[self.statics.ids[p] as usize];
+                        let y = self.statics.ids[p];
                         // The leaf is the box grown by the tree margin: the pair test's
                         // box only where the margin is not negative.
                         let g = if margin < 0.0 {
@@ -595,18 +595,23 @@ impl<const D: usize> Search<D> {
     /// Rebuilds the static tree over the live static objects.
     fn build_statics(&mut self, slots: &Slots, store: &Store<D>, margin: f32) {
         self.gather.clear();
-        self.static_slots.clear();
+        self.gather_slots.clear();
         for (s, &alive) in slots.alive.iter().enumerate() {
             if alive && store.kinds[s] == Kind::Static {
                 self.gather.push(store.boxes[s]);
-                self.static_slots.push(s as u32);
+                self.gather_slots.push(s as u32);
             }
         }
-        self.statics.build(&self.gather, tree_margin(margin));
+        self.statics.build_for_queries(&self.gather, tree_margin(margin));
+        // The tree's ids become slots: a walk reads its leaf's slot beside the leaf.
+        for id in self.statics.ids.iter_mut() {
+            *id = self.gather_slots[*id as usize];
+        }
         self.static_built = true;
         // Static rebuilds are rare: what only the build needs, sized by every static
         // object, is given back rather than kept.
         self.gather = Vec::new();
+        self.gather_slots = Vec::new();
         self.statics.release_build_buffers();
         // Every list is of the old tree now: none is live.
         self.static_generation = self.static_generation.wrapping_add(1) % NONE;
@@ -629,7 +634,7 @@ impl<const D: usize> Search<D> {
                 self.gather_slots.push(s as u32);
             }
         }
-        self.dynamics.build(&self.gather, 0.0);
+        self.dynamics.build_for_queries(&self.gather, 0.0);
         self.pos_slot.clear();
         self.pos_slot.resize(self.dynamics.len(), NONE);
         self.leaf_box.clear();

@@ -1,51 +1,81 @@
-//! The trees' side of the world's queries: the clean objects whose leaves a region meets
+//! The trees' side of the world's queries: the clean objects whose boxes a region meets
 //! or a ray enters. The caller adds the objects changed since the last update (which the
-//! trees do not know yet) and tests each candidate's own box.
+//! trees do not know yet) and applies the kind and filter.
 //!
-//! - Input: a region or a [`RayTest`], which kinds to search, the dirty set. Output: each
-//!   candidate slot once (a clean live object of a selected kind), to a visitor.
+//! - Input: a region or a [`RayTest`], which kinds to search, the dirty set, the store,
+//!   the margin. Output: each clean live object of a selected kind whose box (as set)
+//!   the region meets or the ray enters, once, by slot, to a visitor.
+//! - The exact test reads the box nearest to hand: where the margin is 0 or less, a
+//!   static leaf is the box itself (the trees grow boxes by the margin only where it is
+//!   positive), so the walk's own test is exact; a dynamic leaf is fat, and its copy of
+//!   the box beside the tree (`leaf_box`) is exact where the margin is 0. Otherwise the
+//!   store's box, by slot. A static leaf's id is its slot.
 //! - Cost: one walk of each selected tree, O(log n + candidates), plus the short list of
-//!   dynamic objects without a leaf.
+//!   dynamic objects without a leaf. Where nothing changed since the last update the
+//!   dirty set is not read.
 //! - Threads: none (batches run queries in parallel above it). Allocation: none.
-//! - Source: the walks of [`crate::bvh`]; the leaves are the boxes grown by the tree
-//!   margin (statics) or fat (dynamics), so each holds its object's box as it was set.
+//! - Source: the walks of [`crate::bvh`].
 
 use super::{Search, NONE};
 use crate::bvh::RayTest;
 use crate::world::dirty::Dirty;
+use crate::world::store::Store;
 use crate::Aabb;
 use std::ops::ControlFlow;
 
+/// What a query reads beside the trees.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sight<'a, const D: usize> {
+    pub(crate) statics: bool,
+    pub(crate) dynamics: bool,
+    pub(crate) dirty: &'a Dirty,
+    pub(crate) store: &'a Store<D>,
+    pub(crate) margin: f32,
+}
+
+impl<const D: usize> Sight<'_, D> {
+    /// Whether slot `s` changed since the last update (never read where nothing did).
+    #[inline(always)]
+    fn changed(&self, s: u32) -> bool {
+        !self.dirty.is_empty() && self.dirty.contains(s)
+    }
+}
+
 impl<const D: usize> Search<D> {
-    /// Each clean object of the selected kinds whose leaf meets `region` (a superset of
-    /// those whose boxes do), by slot.
-    pub(crate) fn region_candidates(
+    /// Each clean object of the selected kinds whose box meets `region`, by slot.
+    pub(crate) fn region_hits(
         &self,
         region: &Aabb<D>,
-        statics: bool,
-        dynamics: bool,
-        dirty: &Dirty,
+        at: &Sight<'_, D>,
         mut visit: impl FnMut(u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        if statics {
+        let boxes = &at.store.boxes;
+        if at.statics {
+            let exact = at.margin <= 0.0;
             self.statics.query(region, |p| {
-                let s = self.static_slots[self.statics.ids[p] as usize];
-                if dirty.contains(s) {
+                let s = self.statics.ids[p];
+                if at.changed(s) || !(exact || boxes[s as usize].overlaps(region)) {
                     return ControlFlow::Continue(());
                 }
                 visit(s)
             })?;
         }
-        if dynamics {
+        if at.dynamics {
+            let exact = at.margin == 0.0;
             self.dynamics.query(region, |p| {
                 let s = self.pos_slot[p];
-                if s == NONE || dirty.contains(s) {
+                if s == NONE || at.changed(s) {
                     return ControlFlow::Continue(());
                 }
-                visit(s)
+                let b = if exact { &self.leaf_box[p] } else { &boxes[s as usize] };
+                if b.overlaps(region) {
+                    visit(s)
+                } else {
+                    ControlFlow::Continue(())
+                }
             })?;
             for &s in &self.extras {
-                if !dirty.contains(s) {
+                if !at.changed(s) && boxes[s as usize].overlaps(region) {
                     visit(s)?;
                 }
             }
@@ -53,37 +83,48 @@ impl<const D: usize> Search<D> {
         ControlFlow::Continue(())
     }
 
-    /// Each clean object of the selected kinds whose leaf the ray enters at `t <= *cut`,
-    /// nearer subtrees first, by slot; `visit` may lower `*cut` or stop.
-    pub(crate) fn ray_candidates(
+    /// Each clean object of the selected kinds whose box the ray enters at `t <= *cut`,
+    /// with that `t`, nearer subtrees first, by slot; `visit` may lower `*cut` or stop.
+    pub(crate) fn ray_hits(
         &self,
         ray: &RayTest<D>,
         cut: &mut f32,
-        statics: bool,
-        dynamics: bool,
-        dirty: &Dirty,
-        mut visit: impl FnMut(u32, &mut f32) -> ControlFlow<()>,
+        at: &Sight<'_, D>,
+        mut visit: impl FnMut(u32, f32, &mut f32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        if statics {
-            self.statics.cast(ray, cut, |p, _, cut| {
-                let s = self.static_slots[self.statics.ids[p] as usize];
-                if dirty.contains(s) {
+        let boxes = &at.store.boxes;
+        if at.statics {
+            let exact = at.margin <= 0.0;
+            self.statics.cast(ray, cut, |p, t, cut| {
+                let s = self.statics.ids[p];
+                if at.changed(s) {
                     return ControlFlow::Continue(());
                 }
-                visit(s, cut)
+                match if exact { Some(t) } else { ray.enters_box(&boxes[s as usize], *cut) } {
+                    Some(t) => visit(s, t, cut),
+                    None => ControlFlow::Continue(()),
+                }
             })?;
         }
-        if dynamics {
+        if at.dynamics {
+            let exact = at.margin == 0.0;
             self.dynamics.cast(ray, cut, |p, _, cut| {
                 let s = self.pos_slot[p];
-                if s == NONE || dirty.contains(s) {
+                if s == NONE || at.changed(s) {
                     return ControlFlow::Continue(());
                 }
-                visit(s, cut)
+                let b = if exact { &self.leaf_box[p] } else { &boxes[s as usize] };
+                match ray.enters_box(b, *cut) {
+                    Some(t) => visit(s, t, cut),
+                    None => ControlFlow::Continue(()),
+                }
             })?;
             for &s in &self.extras {
-                if !dirty.contains(s) {
-                    visit(s, cut)?;
+                if at.changed(s) {
+                    continue;
+                }
+                if let Some(t) = ray.enters_box(&boxes[s as usize], *cut) {
+                    visit(s, t, cut)?;
                 }
             }
         }

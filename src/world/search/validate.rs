@@ -20,9 +20,9 @@ impl<const D: usize> Search<D> {
         }
         let live = |s: usize, k: Kind| slots.alive[s] && store.kinds[s] == k;
         let statics = (0..store.len()).filter(|&s| live(s, Kind::Static));
-        if !statics.eq(self.static_slots.iter().map(|&s| s as usize))
-            || self.statics.len() != self.static_slots.len()
-        {
+        let mut ids = self.statics.ids.clone();
+        ids.sort_unstable();
+        if !statics.eq(ids.iter().map(|&s| s as usize)) {
             return bad("the static tree does not hold exactly the live static objects".into());
         }
         if !self.dynamic_built {
