@@ -3,11 +3,12 @@
 //!
 //! - Input: two slices of boxes and the finder's [`Config`](crate::Config) (its margin
 //!   and pair bound). Output: every `[i, j]` with `a[i]` overlapping `b[j]`, sorted.
-//! - Stages: both sets validated; a tree ([`crate::bvh`]) over the smaller set; one walk
-//!   of it for each box of the larger set; the pair sort, in one id space (`a`'s ids,
+//! - Stages: both sets validated; a tree ([`crate::bvh`]) over the smaller set; blocks of
+//!   consecutive boxes of the larger set walk it (`bvh::between`); the pair sort, in one id space (`a`'s ids,
 //!   then `b`'s after them), then the ids of `b` put back.
-//! - Cost: O(m) for a tree over the m smaller boxes, O(n (log m + k)) for the walks of the
-//!   n larger ones, O(pairs) for the sort. Pairs within a set are never looked at.
+//! - Cost: O(m) for a tree over the m smaller boxes; for the n larger ones, one walk a
+//!   block of 32 where their order is spatially coherent (a mesh, a map, a level), else
+//!   O(n (log m + k)); O(pairs) for the sort. Pairs within a set are never looked at.
 //! - Threads: the caller's rayon pool; the output is the same bytes for any thread count.
 //! - Allocation: the finder's tree and key lists, kept between calls; the output.
 //! - Errors: as [`Broadphase::find_pairs`]: an invalid box is [`Error::InvalidBox`] with
@@ -53,7 +54,7 @@ impl<const D: usize> Broadphase<D> {
         let na = a.len() as u32;
         // The tree over the smaller set; the larger one walks it.
         let (small, large, offsets) = if a.len() <= b.len() { (a, b, [0, na]) } else { (b, a, [na, 0]) };
-        self.tree.build(small, m);
+        self.tree.build_for_queries(small, m);
         self.stats.entries = self.tree.len();
         self.stats.t_sort = t.elapsed();
         let t = Instant::now();
