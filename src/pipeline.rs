@@ -64,6 +64,9 @@ pub struct Broadphase<const D: usize> {
     sweep: Sorted<D>,
     /// The tree (`Method::Tree`, or `Auto` where long boxes cross across the columns).
     pub(crate) tree: Bvh<D>,
+    /// Both sets of a spatial join, one after the other, where it runs as one search
+    /// (`find_pairs_between`).
+    pub(crate) joined: Vec<Aabb<D>>,
     /// Where the plan set boxes apart (far outside the grid; [`crate::columns::Strays`]):
     /// a finder of their own for them and the boxes crossing the grid's border (made on the
     /// first such frame, never setting boxes apart itself), those boxes, their pairs, and
@@ -95,6 +98,7 @@ impl<const D: usize> Broadphase<D> {
             extra: Vec::new(),
             sweep: Sorted::default(),
             tree: Bvh::default(),
+            joined: Vec::new(),
             nested,
             apart: None,
             apart_boxes: Vec::new(),
@@ -117,7 +121,7 @@ impl<const D: usize> Broadphase<D> {
     }
 
     /// [`Broadphase::find_pairs`], on the current thread.
-    fn frame(&mut self, boxes: &[Aabb<D>], out: &mut Vec<[u32; 2]>) -> Result<(), Error> {
+    pub(crate) fn frame(&mut self, boxes: &[Aabb<D>], out: &mut Vec<[u32; 2]>) -> Result<(), Error> {
         out.clear();
         let t0 = Instant::now();
         self.stats = Stats { boxes: boxes.len(), ..Stats::default() };

@@ -108,6 +108,9 @@ pub(crate) struct Bvh<const D: usize> {
     scratch: Vec<u64>,
     /// Pair keys of the all-pairs search, one list a chunk of leaves, kept between calls.
     parts: Vec<Vec<u64>>,
+    /// The other set's boxes in Morton order (`code << 32 | index`), for a join whose
+    /// input is incoherent ([`Bvh::pairs_against`]).
+    order: Vec<u64>,
 }
 
 impl<const D: usize> Bvh<D> {
@@ -131,6 +134,7 @@ impl<const D: usize> Bvh<D> {
             + 4 * (self.ids.capacity() + self.parents.capacity() + self.leaf_parents.capacity())
             + 8 * (self.keys.capacity() + self.scratch.capacity())
             + self.parts.iter().map(|p| 8 * p.capacity()).sum::<usize>()
+            + 8 * self.order.capacity()
     }
 
     /// Checks every invariant of the type (O(n)); for tests and debug builds.

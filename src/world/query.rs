@@ -236,8 +236,9 @@ impl<const D: usize> World<D> {
             out.push(h);
             ControlFlow::Continue(())
         });
-        // Slots are unique, so the unstable sort has one result.
-        out[start..].sort_unstable();
+        // Slots are unique among live objects, so the index alone orders the handles and
+        // the unstable sort has one result.
+        out[start..].sort_unstable_by_key(|h| h.index());
     }
 
     /// What the search's side of a query reads.
