@@ -19,15 +19,13 @@
 //!   packet traversal shares one among rays (I. Wald et al., "Interactive rendering with
 //!   coherent ray tracing", 2001).
 
+use super::pairs::account;
 use super::Bvh;
 use crate::kernels::pair_sort::{key, PairBudget};
 use crate::kernels::par::chunk_len;
 use crate::Aabb;
 use rayon::prelude::*;
 use std::ops::ControlFlow;
-
-/// Keys a chunk collects before it counts them against the budget.
-const BUDGET_STEP: usize = 4096;
 
 /// Consecutive other boxes that walk the tree together, with their union: inputs in a
 /// spatially coherent order (a mesh's triangles, a map's tiles, a level's rooms) make
@@ -167,14 +165,7 @@ impl<const D: usize> Bvh<D> {
                             }
                         }
                     }
-                    if failed {
-                        budget.out_of_memory();
-                    }
-                    if part.len() - counted >= BUDGET_STEP {
-                        budget.take(part.len() - counted);
-                        counted = part.len();
-                    }
-                    if budget.stopped() {
+                    if account(part, &mut counted, failed, budget) {
                         return tests;
                     }
                 }
@@ -182,16 +173,7 @@ impl<const D: usize> Bvh<D> {
                 tests
             })
             .sum();
-        if !budget.stopped() {
-            let total: usize = parts[..chunks].iter().map(|p| p.len()).sum();
-            if out.try_reserve_exact(total).is_err() {
-                budget.out_of_memory();
-            } else {
-                let slices: Vec<Vec<&[[u32; 2]]>> =
-                    parts[..chunks].iter().map(|p| vec![bytemuck::cast_slice(p)]).collect();
-                crate::kernels::pair_sort::finish_into(&slices, n_ids, out);
-            }
-        }
+        super::pairs::finish(&parts[..chunks], n_ids, budget, out);
         self.parts = parts;
         Some(tests)
     }
