@@ -9,7 +9,7 @@
 //! |------------------|--------------------------------------|------------------------------------------|
 //! | `BP_SIZES`       | `10000,100000,1000000`               | `n` (mixed adds 1000 thin boxes)         |
 //! | `BP_DIMS`        | `2,3` (`1,2,3` with `BP_CHECK=1`)    | dimensions (competitors only in 2D / 3D) |
-//! | `BP_SCENES`      | `uniform,varied,clustered,mixed` (plus `all_overlapping` with `BP_CHECK=1`) | scene generators in `broadphase::internals::scene` (`terrain`, `tiles`, `flat`, `levels`: real shapes; `copies`: ten copies of every box) and `internals::cliffs` (`parked:P:X`, `staircase`, `sticks`; `cliffs`: all of them) |
+//! | `BP_SCENES`      | `uniform,varied,clustered,mixed` (plus `all_overlapping` with `BP_CHECK=1`) | scene generators in `broadphase::internals::scene` (`terrain`, `tiles`, `flat`, `levels`: real shapes; `copies`: ten copies of every box) and `internals::cliffs` (`parked:P:X`, `parked:P:none` its baseline, `staircase`, `sticks`; `cliffs`: all of them) |
 //! | `BP_THREADS`     | `1,all`                              | rayon thread counts; `all` = every core  |
 //! | `BP_COMPETITORS` | `1`                                  | `0`: only `broadphase`                   |
 //! | `BP_CHECK`       | `0`                                  | `1`: only run the correctness check      |

@@ -5,6 +5,8 @@
 //! - `parked:P:X`: `uniform` with `P` percent of the boxes (every `round(100 / P)`-th)
 //!   moved to `X` and beyond on every axis, unit boxes spaced `max(1e6, X / 1000)` apart
 //!   along the first axis so that they touch nothing (the object-pool trick).
+//!   `parked:P:none` is the same scene with those boxes left out: the baseline a parked
+//!   scene is measured against.
 //! - `staircase`: box `k` a thin step `[k, k + 0.5]` on axis `k % D` and a plank
 //!   `[k - 0.4, 1e6]` on the others: no two overlap, yet every pair overlaps on all axes
 //!   but one, so sweeps and columns test almost every pair.
@@ -36,11 +38,23 @@ pub fn by_name<const D: usize>(name: &str, n: usize, seed: u64) -> Option<Vec<Aa
         _ => {
             let mut it = name.strip_prefix("parked:")?.split(':');
             let share: f64 = it.next()?.parse().ok()?;
-            let at: f32 = it.next()?.parse().ok()?;
-            let finite = share > 0.0 && share <= 100.0 && at.is_finite();
-            (finite && it.next().is_none()).then(|| parked(n, share, at, seed))
+            let at = it.next()?;
+            if !(share > 0.0 && share <= 100.0) || it.next().is_some() {
+                return None;
+            }
+            if at == "none" {
+                return Some(unparked(n, share, seed));
+            }
+            let at: f32 = at.parse().ok()?;
+            at.is_finite().then(|| parked(n, share, at, seed))
         }
     }
+}
+
+/// `parked(n, share, ..)` without its parked boxes: the boxes it leaves in the bulk.
+pub fn unparked<const D: usize>(n: usize, share: f64, seed: u64) -> Vec<Aabb<D>> {
+    let every = ((100.0 / share).round() as usize).max(1);
+    uniform::<D>(n, seed).into_iter().enumerate().filter(|(i, _)| i % every != 0).map(|(_, b)| b).collect()
 }
 
 /// `uniform(n)` with `share` percent of the boxes parked at `at` and beyond (module docs).

@@ -236,9 +236,7 @@ impl<const D: usize> World<D> {
             out.push(h);
             ControlFlow::Continue(())
         });
-        // Slots are unique among live objects, so the index alone orders the handles and
-        // the unstable sort has one result.
-        out[start..].sort_unstable_by_key(|h| h.index());
+        sort_by_index(&mut out[start..]);
     }
 
     /// What the search's side of a query reads.
@@ -347,5 +345,83 @@ impl<const D: usize> World<D> {
             ControlFlow::Continue(())
         });
         out[start..].sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+    }
+}
+
+/// Sorts the handles of distinct live objects by index (their slots are distinct, so the
+/// index alone orders them and there is one result): a comparison sort for a few, else
+/// an LSD radix sort by the index's bytes, each pass skipped where every handle shares
+/// its byte. A large region's thousand hits sorted by comparison cost about as much as
+/// its walk. PERF: benches/queries.rs (`regions_large`).
+fn sort_by_index(v: &mut [Handle]) {
+    if v.len() < 256 {
+        v.sort_unstable_by_key(|h| h.index());
+        return;
+    }
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<Vec<Handle>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    SCRATCH.with(|scratch| {
+        let mut scratch = scratch.borrow_mut();
+        scratch.clear();
+        scratch.resize(v.len(), Handle::new(0, 0));
+        let mut in_scratch = false;
+        for shift in [0u32, 8, 16, 24] {
+            let (src, dst): (&[Handle], &mut [Handle]) =
+                if in_scratch { (&scratch[..], &mut *v) } else { (&*v, &mut scratch[..]) };
+            let mut at = [0usize; 256];
+            for h in src {
+                at[(h.index() >> shift) as usize & 255] += 1;
+            }
+            if at.iter().any(|&c| c == src.len()) {
+                continue;
+            }
+            let mut sum = 0;
+            for c in at.iter_mut() {
+                (*c, sum) = (sum, sum + *c);
+            }
+            for &h in src {
+                let d = (h.index() >> shift) as usize & 255;
+                dst[at[d]] = h;
+                at[d] += 1;
+            }
+            in_scratch = !in_scratch;
+        }
+        if in_scratch {
+            v.copy_from_slice(&scratch);
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{sort_by_index, Handle};
+    use crate::internals::scene::Rng;
+
+    /// The radix path and the comparison path agree with a plain sort, on sizes around
+    /// the switch and on indices that share their high bytes (passes skipped).
+    #[test]
+    fn handles_sort_by_index() {
+        let mut rng = Rng::new(4);
+        for (n, span) in [
+            (10, 1u32 << 31),
+            (255, 1 << 31),
+            (256, 1 << 31),
+            (3000, 1 << 31),
+            (3000, 4096),
+            (70_000, 1 << 20),
+        ] {
+            let mut idx: Vec<u32> = (0..n).map(|_| rng.next_u64() as u32 % span).collect();
+            idx.sort_unstable();
+            idx.dedup();
+            let mut want: Vec<Handle> = idx.iter().map(|&i| Handle::new(i, i ^ 7)).collect();
+            let mut got = want.clone();
+            for i in (1..got.len()).rev() {
+                got.swap(i, rng.below(i + 1));
+            }
+            sort_by_index(&mut got);
+            want.sort_unstable();
+            assert_eq!(got, want, "n = {n}, span = {span}");
+        }
     }
 }
