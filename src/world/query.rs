@@ -373,7 +373,7 @@ fn sort_by_index(v: &mut [Handle]) {
             for h in src {
                 at[(h.index() >> shift) as usize & 255] += 1;
             }
-            if at.iter().any(|&c| c == src.len()) {
+            if at.contains(&src.len()) {
                 continue;
             }
             let mut sum = 0;
