@@ -86,9 +86,12 @@ use criterion::{Bencher, Criterion, Throughput};
 
 #[path = "queries/data.rs"]
 mod data;
+#[path = "common/env.rs"]
+mod env;
 #[path = "queries/peer.rs"]
 mod peer;
 use data::{check, crowd, make_queries, BatchOut};
+use env::{env_f64, env_num, env_nums, env_str, env_words};
 use peer::{GeoIndex, Loops, Ours, Parry2, Parry3, QKind, Rstar};
 
 /// Seed of every scene and query set.
@@ -114,47 +117,16 @@ struct Opts {
     warm_up: Duration,
 }
 
-fn env_str(name: &str, default: &str) -> String {
-    let v = std::env::var(name).unwrap_or_default();
-    if v.trim().is_empty() {
-        default.to_string()
-    } else {
-        v.trim().to_string()
-    }
-}
-
-fn env_f64(name: &str, default: f64) -> f64 {
-    let v = env_str(name, &default.to_string());
-    v.replace('_', "").parse().unwrap_or_else(|_| panic!("{name}={v}: not a number"))
-}
-
-fn env_num(name: &str, default: usize) -> usize {
-    let v = env_str(name, &default.to_string());
-    v.replace('_', "").parse().unwrap_or_else(|_| panic!("{name}={v}: not a whole number"))
-}
-
-fn env_list(name: &str, default: &str) -> Vec<String> {
-    env_str(name, default).split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
-}
-
 impl Opts {
     fn from_env() -> Self {
         let statics = env_num("BP_QUERY_STATIC", 1_000_000);
         let small = statics < 1_000_000;
-        let nums = |name: &str, default: &str| -> Vec<usize> {
-            env_list(name, default)
-                .iter()
-                .map(|s| {
-                    s.replace('_', "").parse().unwrap_or_else(|_| panic!("{name}: {s:?} is not a number"))
-                })
-                .collect()
-        };
-        let dims = nums("BP_DIMS", "2,3");
+        let dims = env_nums("BP_DIMS", "2,3");
         assert!(dims.iter().all(|d| (2..=3).contains(d)), "BP_DIMS: only 2 and 3");
-        let threads = nums("BP_THREADS", "1,2");
+        let threads = env_nums("BP_THREADS", "1,2");
         assert!(!threads.is_empty() && threads.iter().all(|&t| t >= 1), "BP_THREADS: at least 1");
         let scenes = std::env::var("BP_SCENES").ok().filter(|s| !s.trim().is_empty()).map(|_| {
-            let names: Vec<String> = env_list("BP_SCENES", "")
+            let names: Vec<String> = env_words("BP_SCENES", "")
                 .into_iter()
                 .map(|s| match s.as_str() {
                     "level" => "terrain".to_string(),
@@ -168,11 +140,11 @@ impl Opts {
             names
         });
         let all_groups = QKind::ALL.iter().map(|k| k.name()).chain(["between"]).collect::<Vec<_>>().join(",");
-        let groups = env_list("BP_GROUPS", &all_groups);
+        let groups = env_words("BP_GROUPS", &all_groups);
         for g in &groups {
             assert!(all_groups.split(',').any(|a| a == g), "BP_GROUPS: unknown group {g:?}");
         }
-        let peers = env_list("BP_PEERS", "parry,geo_index,rstar");
+        let peers = env_words("BP_PEERS", "parry,geo_index,rstar");
         for p in &peers {
             assert!(["parry", "geo_index", "rstar", "none"].contains(&p.as_str()), "BP_PEERS: unknown {p:?}");
         }

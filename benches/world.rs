@@ -71,6 +71,9 @@ use broadphase::internals::scene::{self, Rng};
 use broadphase::{brute_force_pairs, Aabb, Broadphase, Config, Handle, Kind, World};
 use criterion::{Criterion, SamplingMode, Throughput};
 
+#[path = "common/env.rs"]
+mod env;
+use env::{env_num, env_nums, env_secs, env_str};
 #[path = "world/peer.rs"]
 mod peer;
 use peer::{peer_frame, Peer};
@@ -131,42 +134,13 @@ struct Opts {
     warm_up: Duration,
 }
 
-fn env_str(name: &str, default: &str) -> String {
-    let v = std::env::var(name).unwrap_or_default();
-    if v.trim().is_empty() {
-        default.to_string()
-    } else {
-        v.trim().to_string()
-    }
-}
-
-fn env_num(name: &str, default: usize) -> usize {
-    let v = env_str(name, &default.to_string());
-    v.replace('_', "").parse().unwrap_or_else(|_| panic!("{name}={v}: not a number"))
-}
-
-fn env_secs(name: &str, default: f64) -> Duration {
-    let v = env_str(name, &default.to_string());
-    Duration::from_secs_f64(v.parse().unwrap_or_else(|_| panic!("{name}={v}: not a number of seconds")))
-}
-
-fn env_list(name: &str, default: &str) -> Vec<usize> {
-    env_str(name, default)
-        .split(',')
-        .filter(|s| !s.trim().is_empty())
-        .map(|s| {
-            s.trim().replace('_', "").parse().unwrap_or_else(|_| panic!("{name}: {s:?} is not a number"))
-        })
-        .collect()
-}
-
 impl Opts {
     fn from_env() -> Self {
         let statics = env_num("BP_WORLD_STATIC", 1_000_000);
         let small = statics < 1_000_000;
         let scene = env_str("BP_WORLD_SCENE", "terrain");
         assert!(scene == "terrain" || scene == "tiles", "BP_WORLD_SCENE: terrain or tiles, not {scene:?}");
-        let dims = env_list("BP_DIMS", "2,3");
+        let dims = env_nums("BP_DIMS", "2,3");
         assert!(dims.iter().all(|d| (2..=3).contains(d)), "BP_DIMS: only 2 and 3");
         let threads = env_num("BP_THREADS", 2);
         assert!(threads >= 1, "BP_THREADS: at least 1");
@@ -174,7 +148,7 @@ impl Opts {
             statics,
             dynamics: env_num("BP_WORLD_DYNAMIC", 100_000),
             scene,
-            idle_sizes: env_list("BP_IDLE_SIZES", "10000,100000"),
+            idle_sizes: env_nums("BP_IDLE_SIZES", "10000,100000"),
             dims,
             threads,
             rapier_exact: env_num("BP_RAPIER_EXACT", 0) != 0,
