@@ -1,0 +1,141 @@
+//! The trees' upkeep before each frame's walks: the static tree rebuilt where a static
+//! object changed; each changed dynamic object's leaf freed, grown or taken; the dynamic
+//! tree rebuilt once loose (see the module docs of `world::search`).
+//!
+//! - Input: the changed slots, the store, the margin. Output: the trees, maps and lists
+//!   as the walks need them (the search's INVARIANT).
+//! - Cost: O(changed) and O(depth) a grown leaf; O(n) a rebuild.
+//! - Threads: the builds as `Bvh::build_for_queries`; the rest sequential.
+//! - Allocation: the trees' kept buffers; a static rebuild gives back what only it needs.
+//! - Source: Box2D v3's broad phase (enlarged AABBs, a rebuild once the tree is loose).
+
+use super::{fat, holds, tree_margin, Search, EXTRA, NONE, REBUILD_SHARE};
+use crate::world::store::{Snapshot, Store};
+use crate::world::{dirty::Dirty, handle::Slots, Kind};
+
+impl<const D: usize> Search<D> {
+    /// Brings the trees up to date with the changed slots (module docs). Idempotent for a
+    /// given state, so a frame that fails after it and is retried does it again safely.
+    pub(super) fn upkeep(&mut self, slots: &Slots, store: &Store<D>, dirty: &Dirty, margin: f32) {
+        let list = dirty.list();
+        let live_dynamic = |s: u32| slots.alive[s as usize] && store.kinds[s as usize] == Kind::Dynamic;
+        self.clean_dynamics = store.dynamics - list.iter().filter(|&&s| live_dynamic(s)).count();
+        let is_static = |st: &Snapshot<D>| st.alive && st.kind == Kind::Static;
+        let statics_changed = list
+            .iter()
+            .zip(&store.before)
+            .any(|(&s, was)| is_static(was) || is_static(&store.snapshot(slots, s as usize)));
+        if statics_changed || !self.static_built {
+            self.build_statics(slots, store, margin);
+        }
+        if self.slot_pos.len() < store.len() {
+            self.slot_pos.resize(store.len(), NONE);
+        }
+        if !self.dynamic_built {
+            return self.build_dynamics(slots, store, margin);
+        }
+        for &s in list {
+            let p = self.slot_pos[s as usize];
+            if !live_dynamic(s) {
+                if p == EXTRA {
+                    self.slot_pos[s as usize] = NONE;
+                } else if p != NONE {
+                    self.pos_slot[p as usize] = NONE;
+                    self.free.push(p);
+                    self.slot_pos[s as usize] = NONE;
+                    self.loosened += 1;
+                }
+                continue;
+            }
+            let b = store.boxes[s as usize].grown(margin);
+            if p == NONE {
+                if let Some(q) = self.free.pop() {
+                    self.pos_slot[q as usize] = s;
+                    self.slot_pos[s as usize] = q;
+                    self.leaf_box[q as usize] = b;
+                    self.dynamics.enlarge(q as usize, &fat(&store.boxes[s as usize], margin));
+                } else {
+                    self.slot_pos[s as usize] = EXTRA;
+                    self.extras.push(s);
+                }
+            } else if p != EXTRA {
+                self.leaf_box[p as usize] = b;
+                let t = store.boxes[s as usize].grown(tree_margin(margin));
+                if !holds(&self.dynamics.leaves[p as usize], &t) {
+                    self.dynamics.enlarge(p as usize, &fat(&store.boxes[s as usize], margin));
+                    self.loosened += 1;
+                }
+            }
+        }
+        let slot_pos = &self.slot_pos;
+        self.extras.retain(|&s| slot_pos[s as usize] == EXTRA);
+        let leaves = self.dynamics.len();
+        self.rebuild |= self.loosened > leaves / REBUILD_SHARE || self.extras.len() > 64 + leaves / 1024;
+        // A frame where every dynamic object changed walks no dynamic tree (see `walk`):
+        // the rebuild waits for a frame that does.
+        if self.rebuild && self.clean_dynamics > 0 {
+            self.build_dynamics(slots, store, margin);
+        }
+    }
+
+    /// Rebuilds the static tree over the live static objects.
+    fn build_statics(&mut self, slots: &Slots, store: &Store<D>, margin: f32) {
+        self.gather.clear();
+        self.gather_slots.clear();
+        for (s, &alive) in slots.alive.iter().enumerate() {
+            if alive && store.kinds[s] == Kind::Static {
+                self.gather.push(store.boxes[s]);
+                self.gather_slots.push(s as u32);
+            }
+        }
+        self.statics.build_for_queries(&self.gather, tree_margin(margin));
+        // The tree's ids become slots: a walk reads its leaf's slot beside the leaf.
+        for id in self.statics.ids.iter_mut() {
+            *id = self.gather_slots[*id as usize];
+        }
+        self.static_built = true;
+        // Static rebuilds are rare: what only the build needs, sized by every static
+        // object, is given back rather than kept.
+        self.gather = Vec::new();
+        self.gather_slots = Vec::new();
+        self.statics.release_build_buffers();
+        // Every list is of the old tree now: none is live.
+        self.static_generation = self.static_generation.wrapping_add(1) % NONE;
+        for l in self.near.iter_mut() {
+            l.generation = NONE;
+        }
+        self.arena.clear();
+        self.arena_live = 0;
+    }
+
+    /// Rebuilds the dynamic tree over the live dynamic objects' fat boxes.
+    fn build_dynamics(&mut self, slots: &Slots, store: &Store<D>, margin: f32) {
+        self.gather.clear();
+        self.gather_slots.clear();
+        self.slot_pos.clear();
+        self.slot_pos.resize(store.len(), NONE);
+        for (s, &alive) in slots.alive.iter().enumerate() {
+            if alive && store.kinds[s] == Kind::Dynamic {
+                self.gather.push(fat(&store.boxes[s], margin));
+                self.gather_slots.push(s as u32);
+            }
+        }
+        self.dynamics.build_for_queries(&self.gather, 0.0);
+        self.pos_slot.clear();
+        self.pos_slot.resize(self.dynamics.len(), NONE);
+        self.leaf_box.clear();
+        for (p, &id) in self.dynamics.ids.iter().enumerate() {
+            let s = self.gather_slots[id as usize];
+            self.pos_slot[p] = s;
+            self.slot_pos[s as usize] = p as u32;
+            self.leaf_box.push(store.boxes[s as usize].grown(margin));
+        }
+        // Fat boxes are grown by the tree margin, never negative: every live dynamic
+        // object has a leaf, even one that a negative margin turns inside out.
+        self.free.clear();
+        self.extras.clear();
+        self.loosened = 0;
+        self.rebuild = false;
+        self.dynamic_built = true;
+    }
+}
