@@ -106,9 +106,11 @@ impl<const D: usize> Bvh<D> {
             .map(|(c, part)| {
                 part.clear();
                 let (mut counted, mut tests, mut failed) = (0, 0, false);
-                let mut cand: Vec<(u32, Aabb<D>)> = Vec::with_capacity(BLOCK * CANDIDATES);
-                // The block's live boxes, grown, with their indices: read once.
-                let mut blk: Vec<(usize, Aabb<D>)> = Vec::with_capacity(BLOCK);
+                // The leaves a block gathers, and the block's live boxes, grown, with their
+                // indices (read once): on the stack, so a call allocates nothing for them.
+                let zero = Aabb { min: [0.0; D], max: [0.0; D] };
+                let mut cand = [(0u32, zero); BLOCK * CANDIDATES];
+                let mut blk = [(0usize, zero); BLOCK];
                 let end = ((c + 1) * chunk).min(n);
                 for b0 in (c * chunk..end).step_by(BLOCK) {
                     if sorted {
@@ -119,27 +121,29 @@ impl<const D: usize> Bvh<D> {
                         }
                     }
                     // The block's bounds, and the leaves they meet (at most a few a box).
-                    blk.clear();
+                    let mut n_blk = 0;
                     let mut bb: Option<Aabb<D>> = None;
                     for i in (b0..(b0 + BLOCK).min(end)).map(at) {
                         let g = others[i].grown(margin);
                         if !g.is_inverted() {
                             bb = Some(bb.map_or(g, |u| union(&u, &g)));
-                            blk.push((i, g));
+                            blk[n_blk] = (i, g);
+                            n_blk += 1;
                         }
                     }
                     let Some(bb) = bb else { continue };
-                    cand.clear();
+                    let mut n_cand = 0;
                     let crowded = me
                         .query(&bb, |p| {
-                            if cand.len() == BLOCK * CANDIDATES {
+                            if n_cand == cand.len() {
                                 return ControlFlow::Break(());
                             }
-                            cand.push((me.ids[p], me.leaves[p]));
+                            cand[n_cand] = (me.ids[p], me.leaves[p]);
+                            n_cand += 1;
                             ControlFlow::Continue(())
                         })
                         .is_break();
-                    for &(i, g) in &blk {
+                    for &(i, g) in &blk[..n_blk] {
                         let mut emit = |id: u32| {
                             if part.len() == part.capacity() && part.try_reserve(part.len().max(64)).is_err()
                             {
@@ -157,8 +161,8 @@ impl<const D: usize> Bvh<D> {
                                 ControlFlow::Continue(())
                             });
                         } else {
-                            tests += cand.len();
-                            for (id, l) in &cand {
+                            tests += n_cand;
+                            for (id, l) in &cand[..n_cand] {
                                 if l.overlaps(&g) {
                                     emit(*id);
                                 }
