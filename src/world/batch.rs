@@ -147,10 +147,7 @@ impl<const D: usize> World<D> {
         }
         rays.par_iter()
             .with_min_len(CHUNK)
-            .map(|r| match r.check(0) {
-                Ok(ray) => self.closest(&ray, select, filter),
-                Err(_) => None,
-            })
+            .map(|r| self.closest(&r.prepared(), select, filter))
             .collect_into_vec(out);
         Ok(())
     }
@@ -167,11 +164,7 @@ impl<const D: usize> World<D> {
         for (i, r) in rays.iter().enumerate() {
             r.check(i)?;
         }
-        out.run(rays, |r, v| {
-            if let Ok(ray) = r.check(0) {
-                self.hits_into(&ray, select, filter, v);
-            }
-        });
+        out.run(rays, |r, v| self.hits_into(&r.prepared(), select, filter, v));
         Ok(())
     }
 }

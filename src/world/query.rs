@@ -85,7 +85,12 @@ impl<const D: usize> Ray<D> {
         if self.max_t.is_nan() || self.max_t < 0.0 {
             return bad("ray max_t is NaN or negative");
         }
-        Ok(RayTest::new(self.origin, self.dir, self.max_t))
+        Ok(self.prepared())
+    }
+
+    /// The ray prepared for slab tests, for a ray already checked.
+    pub(crate) fn prepared(&self) -> RayTest<D> {
+        RayTest::new(self.origin, self.dir, self.max_t)
     }
 }
 
