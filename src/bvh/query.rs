@@ -58,9 +58,6 @@ pub(super) fn walk<const D: usize>(
             } else if next.is_none() {
                 next = Some(r);
             } else {
-                // Fetched while the walk goes down the first child: a walk waits on
-                // node loads more than on anything else. PERF: benches/queries.rs.
-                crate::kernels::par::prefetch(&nodes[r as usize]);
                 stack[sp] = r;
                 sp += 1;
             }

@@ -117,7 +117,6 @@ impl<const D: usize> Bvh<D> {
                 } else if next.is_none() {
                     next = Some(r);
                 } else {
-                    crate::kernels::par::prefetch(&self.nodes[r as usize]);
                     stack[sp] = (r, t);
                     sp += 1;
                 }
