@@ -219,7 +219,7 @@ impl<const D: usize> World<D> {
         let s = self.slots.slot(h)?;
         if self.store.filters[s] != filter {
             self.touch(s);
-            self.store.filters[s] = filter;
+            self.store.set_filter(s, filter);
         }
         Ok(())
     }
@@ -297,7 +297,7 @@ impl<const D: usize> World<D> {
         let h = self.slots.revive(s);
         self.store.boxes[si] = aabb;
         self.store.kinds[si] = kind;
-        self.store.filters[si] = filter;
+        self.store.set_filter(si, filter);
         self.store.count(kind, true);
         h
     }

@@ -90,6 +90,9 @@ pub(crate) struct Store<const D: usize> {
     pub(crate) kinds: Vec<Kind>,
     /// Each slot's filter (meaningless where dead).
     pub(crate) filters: Vec<Filter>,
+    /// Slots whose filter is not the default: while none is, every pair test skips the
+    /// filters (the walks read no filter of the objects they meet).
+    pub(crate) filtered: usize,
     /// Live static and dynamic objects.
     pub(crate) statics: usize,
     pub(crate) dynamics: usize,
@@ -119,6 +122,23 @@ impl<const D: usize> Store<D> {
             aabb: self.boxes[s],
             kind: self.kinds[s],
             filter: self.filters[s],
+        }
+    }
+
+    /// Sets slot `s`'s filter, keeping the count of filtered slots.
+    pub(crate) fn set_filter(&mut self, s: usize, filter: Filter) {
+        let plain = Filter::default();
+        self.filtered = self.filtered + (filter != plain) as usize - (self.filters[s] != plain) as usize;
+        self.filters[s] = filter;
+    }
+
+    /// The filter of slot `s` for a pair test: the default while no slot has another.
+    #[inline(always)]
+    pub(crate) fn filter_for_pairs(&self, s: usize) -> Filter {
+        if self.filtered == 0 {
+            Filter::default()
+        } else {
+            self.filters[s]
         }
     }
 

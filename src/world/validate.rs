@@ -85,6 +85,8 @@ impl<const D: usize> World<D> {
             }
         }
         ensure!(live == sl.live, "{live} live slots, counted {}", sl.live);
+        let filtered = st.filters.iter().filter(|&&f| f != super::Filter::default()).count();
+        ensure!(filtered == st.filtered, "{filtered} slots with a filter, counted {}", st.filtered);
         ensure!(
             statics == st.statics && dynamics == st.dynamics,
             "{statics} static and {dynamics} dynamic objects, counted {} and {}",

@@ -38,15 +38,18 @@
 //!   trees.
 
 use super::pairs::PairStore;
-use super::store::{pairable, Snapshot, Store};
-use super::{dirty::Dirty, handle::Slots, Handle, Kind};
+use super::store::{pairable, Store};
+use super::{dirty::Dirty, handle::Slots, Handle};
 use crate::bvh::Bvh;
 use crate::{Aabb, Broadphase, Error};
 use rayon::prelude::*;
-use std::ops::ControlFlow;
 
+mod among;
 mod query;
 mod upkeep;
+mod walk;
+
+use among::Among;
 mod validate;
 
 pub(crate) use query::Sight;
@@ -93,7 +96,7 @@ const NONE: u32 = u32::MAX;
 const EXTRA: u32 = u32::MAX - 1;
 
 /// Changed slots a parallel work item walks for.
-const CHUNK: usize = 256;
+const CHUNK: usize = 64;
 
 /// The trees and maps of the search (module docs).
 #[derive(Debug, Default)]
@@ -138,11 +141,11 @@ pub(crate) struct Search<const D: usize> {
     leaf_box: Vec<Aabb<D>>,
     /// Static trees built so far: a list taken from an older tree is stale.
     static_generation: u32,
-    /// The changed objects' boxes (old, then new), their positions in the dirty list, and
-    /// their pairs.
-    dd_boxes: Vec<Aabb<D>>,
-    dd_slots: Vec<u32>,
-    dd_found: Vec<[u32; 2]>,
+    /// The whole frame's slots (beside `gather`) and pairs ([`Search::whole`]).
+    gather_ids: Vec<u32>,
+    gather_found: Vec<[u32; 2]>,
+    /// The pair searches among the changed objects, as they were and as they are.
+    among: [Among<D>; 2],
 }
 
 /// The pair of slots `a` and `b` with their generations, lower slot first.
@@ -224,8 +227,9 @@ impl<const D: usize> Search<D> {
                 + self.extras.capacity()
                 + self.gather_slots.capacity()
                 + self.order.capacity()
-                + self.dd_slots.capacity())
-            + std::mem::size_of::<Aabb<D>>() * (self.gather.capacity() + self.dd_boxes.capacity());
+                + self.gather_ids.capacity())
+            + std::mem::size_of::<Aabb<D>>() * self.gather.capacity()
+            + self.among.iter().map(Among::bytes).sum::<usize>();
         let objects = objects
             + self.near.capacity() * std::mem::size_of::<Near<D>>()
             + 4 * self.near_of.capacity()
@@ -241,7 +245,8 @@ impl<const D: usize> Search<D> {
                 .sum::<usize>();
         let pairs = self.parts.iter().map(|p| p.old.capacity() + p.new.capacity()).sum::<usize>()
             * std::mem::size_of::<[Handle; 2]>()
-            + self.dd_found.capacity() * 8
+            + (self.gather_found.capacity() + self.among.iter().map(|a| a.found.capacity()).sum::<usize>())
+                * 8
             + self.keys.capacity() * 8;
         (objects, pairs)
     }
@@ -275,14 +280,13 @@ impl<const D: usize> Search<D> {
         }
         let mut parts = std::mem::take(&mut self.parts);
         let me = &*self;
+        let frame = walk::Frame { slots, store, dirty, margin };
         parts[..chunks].par_iter_mut().enumerate().for_each(|(c, part)| {
             part.old.clear();
             part.new.clear();
             part.lists.clear();
             part.fresh.clear();
-            for &i in &list[c * CHUNK..((c + 1) * CHUNK).min(list.len())] {
-                me.walk(i as usize, slots, store, dirty, margin, part);
-            }
+            me.walk_chunk(&list[c * CHUNK..((c + 1) * CHUNK).min(list.len())], &frame, part);
         });
         for p in &parts[..chunks] {
             old.extend_from_slice(&p.old);
@@ -293,8 +297,8 @@ impl<const D: usize> Search<D> {
         // The pairs among changed objects: as they were, then as they are.
         let list = dirty.list();
         let now = |i: usize| store.snapshot(slots, list[i] as usize);
-        self.among(list, |i| store.before[i], finder, old)?;
-        self.among(list, now, finder, new)
+        self.among_both(list, |i| store.before[i], now, finder, old, new)?;
+        Ok(())
     }
 
     /// The search where most objects changed (a first update, a level loaded): every
@@ -328,16 +332,16 @@ impl<const D: usize> Search<D> {
             [Handle::new(a, generation_then(a)), Handle::new(b, generation_then(b))]
         }));
         self.gather.clear();
-        self.dd_slots.clear();
+        self.gather_ids.clear();
         for (s, &alive) in slots.alive.iter().enumerate() {
             if alive {
                 self.gather.push(store.boxes[s]);
-                self.dd_slots.push(s as u32);
+                self.gather_ids.push(s as u32);
             }
         }
-        finder.find_pairs(&self.gather, &mut self.dd_found)?;
-        for &[i, j] in &self.dd_found {
-            let (a, b) = (self.dd_slots[i as usize], self.dd_slots[j as usize]);
+        finder.find_pairs(&self.gather, &mut self.gather_found)?;
+        for &[i, j] in &self.gather_found {
+            let (a, b) = (self.gather_ids[i as usize], self.gather_ids[j as usize]);
             let (ai, bi) = (a as usize, b as usize);
             if pairable(store.kinds[ai], store.filters[ai], store.kinds[bi], store.filters[bi]) {
                 new.push(pair(a, slots.generations[ai], b, slots.generations[bi]));
@@ -347,119 +351,9 @@ impl<const D: usize> Search<D> {
         // given back, as a whole frame is rare (a first update), and the frames after
         // need them at the size of what changes.
         self.gather = Vec::new();
-        self.dd_slots = Vec::new();
-        self.dd_found = Vec::new();
+        self.gather_ids = Vec::new();
+        self.gather_found = Vec::new();
         Ok(())
-    }
-
-    /// The pairs with clean objects of the slot at position `i` of the dirty list, old
-    /// into `part.old` and new into `part.new`.
-    fn walk(
-        &self,
-        i: usize,
-        slots: &Slots,
-        store: &Store<D>,
-        dirty: &Dirty,
-        margin: f32,
-        part: &mut Part<D>,
-    ) {
-        let (o, n) = (&mut part.old, &mut part.new);
-        // INVARIANT (`Store::before`): the snapshot at position `i` is slot `list[i]`'s.
-        let s = dirty.list()[i];
-        let was = store.before[i];
-        let is = store.snapshot(slots, s as usize);
-        let region = match (was.alive, is.alive) {
-            (false, false) => return,
-            (true, false) => was.aabb,
-            (false, true) => is.aabb,
-            (true, true) => Aabb {
-                min: std::array::from_fn(|k| was.aabb.min[k].min(is.aabb.min[k])),
-                max: std::array::from_fn(|k| was.aabb.max[k].max(is.aabb.max[k])),
-            },
-        }
-        .grown(margin);
-        if region.is_inverted() {
-            return;
-        }
-        // Each clean object met, tested against both states; only a pair that began or
-        // ended (or whose handle changed: the slot was emptied and refilled) is kept, so
-        // the caller sorts the changes, not every pair of every mover. The box is read
-        // first: most objects met are near misses, and the other arrays are read only
-        // for the few that touch.
-        let same = was.alive && is.alive && was.generation == is.generation;
-        let (was_g, is_g) = (was.aabb.grown(margin), is.aabb.grown(margin));
-        // `g`: object `y`'s box grown by the margin, kept beside the tree or the list.
-        let mut meet = |y: u32, g: &Aabb<D>| {
-            if !region.overlaps(g) || g.is_inverted() || dirty.contains(y) {
-                return;
-            }
-            let yi = y as usize;
-            let (yk, yf) = (store.kinds[yi], store.filters[yi]);
-            let hit = |me: &Snapshot<D>, mg: &Aabb<D>| {
-                me.alive && pairable(me.kind, me.filter, yk, yf) && !mg.is_inverted() && mg.overlaps(g)
-            };
-            let (then, now) = (hit(&was, &was_g), hit(&is, &is_g));
-            if same && then == now {
-                return;
-            }
-            let gy = slots.generations[yi];
-            if then {
-                o.push(pair(s, was.generation, y, gy));
-            }
-            if now {
-                n.push(pair(s, is.generation, y, gy));
-            }
-        };
-        let dynamic_then_or_now =
-            (was.alive && was.kind == Kind::Dynamic) || (is.alive && is.kind == Kind::Dynamic);
-        if dynamic_then_or_now {
-            // The static objects near it: its list, where the list is of this static tree
-            // and its fat box holds the region; else a walk, which makes the list anew for
-            // a fat box around the box it has now.
-            match self.near_of.get(s as usize).and_then(|&i| self.near.get(i as usize)) {
-                Some(l) if l.generation == self.static_generation && holds(&l.fat, &region) => {
-                    for (y, g) in &self.arena[l.start as usize..(l.start + l.len) as usize] {
-                        meet(*y, g);
-                    }
-                }
-                _ => {
-                    let f = (is.alive && is.kind == Kind::Dynamic).then(|| fat(&is.aabb, margin));
-                    let q = f.map_or(region, |f| union(&region, &f));
-                    let start = part.lists.len();
-                    let _ = self.statics.query(&q, |p| {
-                        let y = self.statics.ids[p];
-                        // The leaf is the box grown by the tree margin: the pair test's
-                        // box only where the margin is not negative.
-                        let g = if margin < 0.0 {
-                            store.boxes[y as usize].grown(margin)
-                        } else {
-                            self.statics.leaves[p]
-                        };
-                        meet(y, &g);
-                        if f.is_some_and(|f| f.overlaps(&g)) {
-                            part.lists.push((y, g));
-                        }
-                        ControlFlow::Continue(())
-                    });
-                    if let Some(f) = f {
-                        part.fresh.push((s, start as u32, (part.lists.len() - start) as u32, f));
-                    }
-                }
-            }
-        }
-        // Where every dynamic object changed, the tree holds none to meet.
-        if self.clean_dynamics > 0 {
-            let _ = self.dynamics.query(&region, |p| {
-                let y = self.pos_slot[p];
-                if y != NONE {
-                    meet(y, &self.leaf_box[p]);
-                }
-                ControlFlow::Continue(())
-            });
-        }
-        for &y in &self.extras {
-            meet(y, &store.boxes[y as usize].grown(margin));
-        }
     }
 
     /// Keeps the static lists the walks made: each moves into the arena and replaces its
@@ -495,37 +389,5 @@ impl<const D: usize> Search<D> {
             }
             self.arena = packed;
         }
-    }
-
-    /// The pairs among the changed slots in the state `state` gives (as they were, or as
-    /// they are), by one run of `finder`, appended to `out`.
-    fn among(
-        &mut self,
-        list: &[u32],
-        state: impl Fn(usize) -> Snapshot<D>,
-        finder: &mut Broadphase<D>,
-        out: &mut Vec<[Handle; 2]>,
-    ) -> Result<(), Error> {
-        self.dd_boxes.clear();
-        self.dd_slots.clear();
-        for i in 0..list.len() {
-            let st = state(i);
-            if st.alive {
-                self.dd_boxes.push(st.aabb);
-                self.dd_slots.push(i as u32);
-            }
-        }
-        if self.dd_boxes.len() < 2 {
-            return Ok(());
-        }
-        finder.find_pairs(&self.dd_boxes, &mut self.dd_found)?;
-        for &[i, j] in &self.dd_found {
-            let (pa, pb) = (self.dd_slots[i as usize] as usize, self.dd_slots[j as usize] as usize);
-            let (sa, sb) = (state(pa), state(pb));
-            if pairable(sa.kind, sa.filter, sb.kind, sb.filter) {
-                out.push(pair(list[pa], sa.generation, list[pb], sb.generation));
-            }
-        }
-        Ok(())
     }
 }

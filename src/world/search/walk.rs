@@ -1,0 +1,175 @@
+//! The walks: for each changed object, the clean objects near it, each tested against the
+//! object's state as of the last update and as of now, keeping only the pairs that ended
+//! or began.
+//!
+//! - Input: a chunk of the dirty list (positions, in Morton order of the boxes), the store,
+//!   the snapshots, the trees and the static lists. Output: the chunk's old and new pairs,
+//!   and the static lists it made, in its [`Part`].
+//! - Static objects: from the object's list, where the list is of the current static tree
+//!   and its fat box holds the walk's region; else from a walk of the static tree, which
+//!   makes the list anew.
+//! - Dynamic objects: from a walk of the dynamic tree. (Four or eight walks run in step,
+//!   to keep several node loads in flight, were slower: `benches/world.rs`, `move_10`.)
+//! - Cost: O(log n + k) a changed object for k objects met. Threads: one chunk is one
+//!   task. Allocation: the part's kept vectors.
+//! - Source: Box2D v3's broad phase (the moved proxies query the trees).
+
+use super::{fat, holds, pair, union, Part, Search, NONE};
+use crate::world::store::{pairable, Snapshot, Store};
+use crate::world::{dirty::Dirty, handle::Slots, Handle, Kind};
+use crate::Aabb;
+use std::ops::ControlFlow;
+
+/// What every walk of a frame reads.
+pub(super) struct Frame<'a, const D: usize> {
+    pub(super) slots: &'a Slots,
+    pub(super) store: &'a Store<D>,
+    pub(super) dirty: &'a Dirty,
+    pub(super) margin: f32,
+}
+
+/// A changed object as its walks see it: its slot, its states then and now (and their
+/// boxes grown by the margin), and the region its walks cover (the union of both boxes).
+#[derive(Clone, Copy, Debug)]
+struct Mover<const D: usize> {
+    s: u32,
+    was: Snapshot<D>,
+    is: Snapshot<D>,
+    was_g: Aabb<D>,
+    is_g: Aabb<D>,
+    region: Aabb<D>,
+    /// One object then and now (neither removed nor its slot refilled).
+    same: bool,
+}
+
+impl<const D: usize> Mover<D> {
+    /// The object at position `i` of the dirty list; none where it was dead then and is
+    /// now, or where the margin turns its region inside out.
+    fn new(i: usize, f: &Frame<'_, D>) -> Option<Self> {
+        // INVARIANT (`Store::before`): the snapshot at position `i` is slot `list[i]`'s.
+        let s = f.dirty.list()[i];
+        let was = f.store.before[i];
+        let is = f.store.snapshot(f.slots, s as usize);
+        let region = match (was.alive, is.alive) {
+            (false, false) => return None,
+            (true, false) => was.aabb,
+            (false, true) => is.aabb,
+            (true, true) => union(&was.aabb, &is.aabb),
+        }
+        .grown(f.margin);
+        if region.is_inverted() {
+            return None;
+        }
+        let same = was.alive && is.alive && was.generation == is.generation;
+        let (was_g, is_g) = (was.aabb.grown(f.margin), is.aabb.grown(f.margin));
+        Some(Mover { s, was, is, was_g, is_g, region, same })
+    }
+
+    /// Clean object `y` met, with `g` its box grown by the margin (kept beside the tree or
+    /// the list) and `yk` its kind, known from where it was met (a clean object in the
+    /// static tree or a static list is static, in the dynamic tree or the extras dynamic),
+    /// so the store is read only for a filter, and only where some object has one. Tested
+    /// against both states; only a pair that began or ended (or whose handle changed: the
+    /// slot was emptied and refilled) is kept, so the caller sorts the changes, not every
+    /// pair of every mover. The box is read first: most objects met are near misses.
+    #[inline(always)]
+    fn meet(
+        &self,
+        y: u32,
+        g: &Aabb<D>,
+        yk: Kind,
+        f: &Frame<'_, D>,
+        old: &mut Vec<[Handle; 2]>,
+        new: &mut Vec<[Handle; 2]>,
+    ) {
+        if !self.region.overlaps(g) || g.is_inverted() || f.dirty.contains(y) {
+            return;
+        }
+        let yi = y as usize;
+        debug_assert_eq!(f.store.kinds[yi], yk, "slot {y} met as {yk:?}");
+        let yf = f.store.filter_for_pairs(yi);
+        let hit = |me: &Snapshot<D>, mg: &Aabb<D>| {
+            me.alive && pairable(me.kind, me.filter, yk, yf) && !mg.is_inverted() && mg.overlaps(g)
+        };
+        let (then, now) = (hit(&self.was, &self.was_g), hit(&self.is, &self.is_g));
+        if self.same && then == now {
+            return;
+        }
+        let gy = f.slots.generations[yi];
+        if then {
+            old.push(pair(self.s, self.was.generation, y, gy));
+        }
+        if now {
+            new.push(pair(self.s, self.is.generation, y, gy));
+        }
+    }
+}
+
+impl<const D: usize> Search<D> {
+    /// The pairs with clean objects of the changed objects at positions `at` of the dirty
+    /// list, old into `part.old` and new into `part.new` (module docs).
+    pub(super) fn walk_chunk(&self, at: &[u32], f: &Frame<'_, D>, part: &mut Part<D>) {
+        for &i in at {
+            let Some(m) = Mover::new(i as usize, f) else { continue };
+            self.walk_statics(&m, f, part);
+            for &y in &self.extras {
+                let g = f.store.boxes[y as usize].grown(f.margin);
+                m.meet(y, &g, Kind::Dynamic, f, &mut part.old, &mut part.new);
+            }
+            // Where every dynamic object changed, the tree holds none to meet.
+            if self.clean_dynamics > 0 {
+                let (old, new) = (&mut part.old, &mut part.new);
+                let _ = self.dynamics.query(&m.region, |p| {
+                    let y = self.pos_slot[p];
+                    if y != NONE {
+                        m.meet(y, &self.leaf_box[p], Kind::Dynamic, f, old, new);
+                    }
+                    ControlFlow::Continue(())
+                });
+            }
+        }
+    }
+
+    /// The static objects met by a changed object that is dynamic then or now: its list,
+    /// where the list is of this static tree and its fat box holds the region; else a walk
+    /// of the static tree, which makes the list anew for a fat box around the box it has
+    /// now.
+    fn walk_statics(&self, m: &Mover<D>, f: &Frame<'_, D>, part: &mut Part<D>) {
+        let dynamic = |st: &Snapshot<D>| st.alive && st.kind == Kind::Dynamic;
+        if !dynamic(&m.was) && !dynamic(&m.is) {
+            return;
+        }
+        let (old, new) = (&mut part.old, &mut part.new);
+        match self.near_of.get(m.s as usize).and_then(|&i| self.near.get(i as usize)) {
+            Some(l) if l.generation == self.static_generation && holds(&l.fat, &m.region) => {
+                for (y, g) in &self.arena[l.start as usize..(l.start + l.len) as usize] {
+                    m.meet(*y, g, Kind::Static, f, old, new);
+                }
+            }
+            _ => {
+                let fat = dynamic(&m.is).then(|| fat(&m.is.aabb, f.margin));
+                let q = fat.map_or(m.region, |fb| union(&m.region, &fb));
+                let start = part.lists.len();
+                let lists = &mut part.lists;
+                let _ = self.statics.query(&q, |p| {
+                    let y = self.statics.ids[p];
+                    // The leaf is the box grown by the tree margin: the pair test's box
+                    // only where the margin is not negative.
+                    let g = if f.margin < 0.0 {
+                        f.store.boxes[y as usize].grown(f.margin)
+                    } else {
+                        self.statics.leaves[p]
+                    };
+                    m.meet(y, &g, Kind::Static, f, old, new);
+                    if fat.is_some_and(|fb| fb.overlaps(&g)) {
+                        lists.push((y, g));
+                    }
+                    ControlFlow::Continue(())
+                });
+                if let Some(fb) = fat {
+                    part.fresh.push((m.s, start as u32, (part.lists.len() - start) as u32, fb));
+                }
+            }
+        }
+    }
+}
