@@ -185,7 +185,7 @@ fn size_class<const D: usize>(b: &Aabb<D>, mean: f64) -> u64 {
 const LONG: f64 = 4.0;
 
 /// Sets the node buffer's length to `n` (contents to be overwritten).
-fn grow_to_nodes<const D: usize>(v: &mut Vec<Node<D>>, n: usize) {
+pub(super) fn grow_to_nodes<const D: usize>(v: &mut Vec<Node<D>>, n: usize) {
     v.truncate(n);
     v.resize(n, Node::default());
 }

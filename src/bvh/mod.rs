@@ -1,13 +1,17 @@
-//! The tree stage: a linear bounding-volume hierarchy (LBVH) over boxes in Morton order,
-//! for layouts that defeat sweeps and columns, and for the queries that ask where one box
-//! lies among many.
+//! The tree stage: a bounding-volume hierarchy over boxes, for layouts that defeat sweeps
+//! and columns, and for the queries that ask where one box lies among many. Built two
+//! ways: as a linear BVH (LBVH) over boxes in Morton order (`build`: fast, for trees made
+//! every frame), or by the surface area heuristic (`sah`: several times slower to build,
+//! about twice as fast to walk, for trees built once and walked often: the world's static
+//! objects).
 //!
 //! - Input: boxes (grown by the margin; inverted ones are dead and left out).
-//! - Output: [`Bvh`], a binary tree whose leaves are the live boxes in Morton order of their
-//!   centres; from it, every overlapping pair ([`Bvh::pairs_into`]), the boxes meeting a
-//!   region ([`Bvh::query`]), or the leaves a ray enters ([`Bvh::cast`]).
-//! - Cost: build O(n): one pass for the codes, a radix sort of 32 code bits, one pass for
-//!   the nodes. All pairs: O(n log n + k) for k pairs where boxes are not much longer than
+//! - Output: [`Bvh`], a binary tree whose leaves are the live boxes (in Morton order of
+//!   their centres from the LBVH build), each subtree's leaves at consecutive positions;
+//!   from it, every overlapping pair ([`Bvh::pairs_into`]), the boxes meeting a region
+//!   ([`Bvh::query`]), or the leaves a ray enters ([`Bvh::cast`]).
+//! - Cost: the LBVH build O(n): one pass for the codes, a radix sort of 32 code bits, one
+//!   pass for the nodes; the surface area build O(n log n). All pairs: O(n log n + k) for k pairs where boxes are not much longer than
 //!   their neighbours' spacing, and, unlike a sweep or the columns, still near that where
 //!   long boxes cross each other on every axis (a staircase, sticks): a subtree is entered
 //!   only where its bounds meet the box.
@@ -23,16 +27,19 @@
 //!   "internal references between cells, for a full octree" is this tree. Here it is built
 //!   top-down with `rayon::join` (the same tree as Karras' per-node search, its nodes
 //!   numbered depth first), and each node stores its two children's bounds, so a step
-//!   reads one node.
+//!   reads one node. The surface area build: I. Wald, "On fast construction of SAH-based
+//!   bounding volume hierarchies" (2007).
 //!
-//! `build` makes the tree, `pairs` finds every overlapping pair of its leaves, `query`
-//! visits the leaves meeting a box, `ray` the leaves a ray enters.
+//! `build` makes the LBVH, `sah` the surface area tree, `pairs` finds every overlapping
+//! pair of its leaves, `query` visits the leaves meeting a box, `ray` the leaves a ray
+//! enters.
 
 mod between;
 mod build;
 mod pairs;
 mod query;
 mod ray;
+mod sah;
 #[cfg(test)]
 mod tests;
 
@@ -40,8 +47,7 @@ pub(crate) use ray::RayTest;
 
 use crate::{Aabb, Error};
 
-/// A child reference with this bit set is a leaf: the low bits are its Morton-order
-/// position. Without it, the index of an internal node.
+/// A child reference with this bit set is a leaf: the low bits are its position. Without it, the index of an internal node.
 const LEAF: u32 = 1 << 31;
 
 /// The deepest a tree goes: each level splits on a lower bit of the 64-bit keys (32 code
@@ -85,17 +91,17 @@ impl<const D: usize> Node<D> {
     }
 }
 
-/// A linear BVH over boxes in Morton order (module docs).
+/// A bounding-volume hierarchy over boxes (module docs).
 ///
-/// INVARIANTS ([`Bvh::validate`]): `leaves`, `ids` have one entry a live box, in Morton
-/// order; `nodes` has `leaves.len() - 1` internal nodes, node 0 the root; each child's
+/// INVARIANTS ([`Bvh::validate`]): `leaves`, `ids` have one entry a live box, each
+/// subtree's at consecutive positions; `nodes` has `leaves.len() - 1` internal nodes, node 0 the root; each child's
 /// stored bounds are the union of the leaves under it, and its `last` the greatest leaf
 /// position under it; every leaf and every internal node but the root is the child of
 /// exactly one node.
 #[derive(Debug, Default)]
 pub(crate) struct Bvh<const D: usize> {
     pub(crate) nodes: Vec<Node<D>>,
-    /// The live boxes (grown by the margin), in Morton order.
+    /// The live boxes (grown by the margin), in the build's order.
     pub(crate) leaves: Vec<Aabb<D>>,
     /// The caller's index of each leaf.
     pub(crate) ids: Vec<u32>,

@@ -1,7 +1,7 @@
 //! Region queries: the leaves whose boxes meet a given box.
 //!
 //! - Input: a built [`Bvh`] and a region (a closed box).
-//! - Output: each leaf meeting the region, by Morton-order position, to a visitor that may
+//! - Output: each leaf meeting the region, by position, to a visitor that may
 //!   stop the walk.
 //! - Cost: the nodes whose bounds meet the region: O(log n + k) for k leaves in scenes of
 //!   boxes about as large as their spacing.

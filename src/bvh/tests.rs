@@ -29,6 +29,16 @@ fn scenes<const D: usize>(n: usize, seed: u64) -> Vec<(String, Vec<Aabb<D>>)> {
             })
             .collect(),
     ));
+    // Centres spread by powers of two: every binned cut peels off a few boxes.
+    v.push((
+        "powers_of_two".into(),
+        (0..n)
+            .map(|i| {
+                let x = 2f32.powi((i % 250) as i32 - 125);
+                Aabb { min: [x; D], max: [x * 1.5; D] }
+            })
+            .collect(),
+    ));
     v.push(("huge_and_far".into(), {
         let mut b = scene::uniform::<D>(n, seed);
         if n > 2 {
@@ -40,17 +50,50 @@ fn scenes<const D: usize>(n: usize, seed: u64) -> Vec<(String, Vec<Aabb<D>>)> {
     v
 }
 
-fn check<const D: usize>(boxes: &[Aabb<D>], margin: f32, what: &str) {
+/// The three builds: for the all-pairs search, for walks, and by the surface area
+/// heuristic.
+const BUILDS: [&str; 3] = ["build", "build_for_queries", "build_sah"];
+
+fn built<const D: usize>(how: &str, boxes: &[Aabb<D>], margin: f32) -> Bvh<D> {
     let mut t = Bvh::<D>::default();
-    t.build(boxes, margin);
-    t.validate().unwrap_or_else(|e| panic!("{what}: {e}"));
-    let mut got = Vec::new();
-    let budget = PairBudget::new(None);
-    t.pairs_into(boxes.len(), &budget, &mut got);
-    budget.verdict().unwrap();
-    let want = brute_force_pairs(boxes, &Config::default().with_margin(margin)).unwrap();
-    assert_eq!(got.len(), want.len(), "{what}: pair count");
-    assert_eq!(got, want, "{what}");
+    match how {
+        "build" => t.build(boxes, margin),
+        "build_for_queries" => t.build_for_queries(boxes, margin),
+        _ => t.build_sah(boxes, margin),
+    }
+    t
+}
+
+/// The deepest leaf below the root.
+fn depth<const D: usize>(t: &Bvh<D>) -> usize {
+    let mut deepest = 0;
+    let mut todo = vec![(0usize, 1usize)];
+    while let Some((i, d)) = todo.pop() {
+        deepest = deepest.max(d);
+        for c in t.nodes[i].child {
+            if c & super::LEAF == 0 {
+                todo.push((c as usize, d + 1));
+            }
+        }
+    }
+    deepest
+}
+
+fn check<const D: usize>(boxes: &[Aabb<D>], margin: f32, what: &str) {
+    for how in BUILDS {
+        let mut t = built(how, boxes, margin);
+        t.validate().unwrap_or_else(|e| panic!("{what} {how}: {e}"));
+        if t.len() >= 2 {
+            assert!(depth(&t) < super::MAX_DEPTH, "{what} {how}: depth {}", depth(&t));
+        }
+        let mut got = Vec::new();
+        let budget = PairBudget::new(None);
+        t.pairs_into(boxes.len(), &budget, &mut got);
+        budget.verdict().unwrap();
+        let want = brute_force_pairs(boxes, &Config::default().with_margin(margin)).unwrap();
+        assert_eq!(got.len(), want.len(), "{what} {how}: pair count");
+        assert_eq!(got, want, "{what} {how}");
+    }
 }
 
 #[test]
@@ -82,7 +125,10 @@ fn the_same_pairs_and_tests_for_any_thread_count() {
             t.build(&boxes, 0.0);
             let mut out = Vec::new();
             let tests = t.pairs_into(boxes.len(), &PairBudget::new(None), &mut out);
-            (t.ids.clone(), tests, out)
+            // The surface area build's tree, node by node.
+            let sah = built("build_sah", &boxes, 0.0);
+            let nodes: Vec<_> = sah.nodes.iter().map(|n| (n.min, n.max, n.child, n.last)).collect();
+            (t.ids.clone(), tests, out, sah.ids.clone(), nodes)
         })
     };
     let one = run(1);
@@ -94,9 +140,9 @@ fn the_same_pairs_and_tests_for_any_thread_count() {
 #[test]
 fn queries_agree_with_a_filter() {
     let mut r = scene::Rng::new(3);
-    for (name, boxes) in scenes::<3>(1500, 1) {
-        let mut t = Bvh::<3>::default();
-        t.build(&boxes, 0.0);
+    for ((name, boxes), how) in scenes::<3>(1500, 1).into_iter().flat_map(|s| BUILDS.map(|h| (s.clone(), h)))
+    {
+        let t = built(how, &boxes, 0.0);
         for q in 0..50 {
             let min: [f32; 3] = std::array::from_fn(|_| r.range(-10.0, 60.0));
             let s = if q % 5 == 0 { 1e7 } else { r.range(0.0, 8.0) };
@@ -109,7 +155,7 @@ fn queries_agree_with_a_filter() {
             got.sort_unstable();
             let want: Vec<u32> =
                 (0..boxes.len() as u32).filter(|&i| boxes[i as usize].overlaps(&region)).collect();
-            assert_eq!(got, want, "{name} query {q}");
+            assert_eq!(got, want, "{name} {how} query {q}");
         }
         // A visitor that breaks stops the walk at once.
         let mut seen = 0;

@@ -5,7 +5,8 @@
 //! - Input: the changed slots, the store, the margin. Output: the trees, maps and lists
 //!   as the walks need them (the search's INVARIANT).
 //! - Cost: O(changed) and O(depth) a grown leaf; O(n) a rebuild.
-//! - Threads: the builds as `Bvh::build_for_queries`; the rest sequential.
+//! - Threads: the builds as `Bvh::build_sah` (static) and `Bvh::build_for_queries`
+//!   (dynamic); the rest sequential.
 //! - Allocation: the trees' kept buffers; a static rebuild gives back what only it needs.
 //! - Source: Box2D v3's broad phase (enlarged AABBs, a rebuild once the tree is loose).
 
@@ -88,7 +89,9 @@ impl<const D: usize> Search<D> {
                 self.gather_slots.push(s as u32);
             }
         }
-        self.statics.build_for_queries(&self.gather, tree_margin(margin));
+        // Built once a level and walked every frame and by every query: the surface area
+        // build, slower to build, faster to walk. PERF: benches/queries.rs.
+        self.statics.build_sah(&self.gather, tree_margin(margin));
         // The tree's ids become slots: a walk reads its leaf's slot beside the leaf.
         for id in self.statics.ids.iter_mut() {
             *id = self.gather_slots[*id as usize];
