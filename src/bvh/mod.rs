@@ -132,6 +132,17 @@ impl<const D: usize> Bvh<D> {
         self.scratch = Vec::new();
     }
 
+    /// Gives back everything but what a region or ray walk reads (nodes, leaves, ids):
+    /// for a tree that is walked until it is rebuilt, never grown by [`Bvh::enlarge`] nor
+    /// searched for all its pairs (the next build allocates the rest again).
+    pub(crate) fn keep_for_walks(&mut self) {
+        self.release_build_buffers();
+        self.parents = Vec::new();
+        self.leaf_parents = Vec::new();
+        self.parts = Vec::new();
+        self.order = Vec::new();
+    }
+
     /// Heap bytes held, from capacities.
     pub(crate) fn bytes(&self) -> usize {
         use std::mem::size_of;
@@ -207,6 +218,7 @@ impl<const D: usize> Bvh<D> {
             }
             changed
         };
+        assert_eq!(self.leaf_parents.len(), self.leaves.len(), "enlarge on a tree kept for walks");
         let leaf = &mut self.leaves[pos];
         if !grow(&mut leaf.min, &mut leaf.max) || self.nodes.is_empty() {
             return;

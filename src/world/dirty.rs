@@ -69,6 +69,13 @@ impl Dirty {
         self.list.clear();
     }
 
+    /// Gives back the list's room, after a frame that changed most objects (a first
+    /// update), so that it holds what the frames after need, not every slot.
+    pub(crate) fn release_list(&mut self) {
+        debug_assert!(self.list.is_empty(), "release_list with slots marked");
+        self.list = Vec::new();
+    }
+
     /// Heap bytes held, from capacities.
     pub(crate) fn bytes(&self) -> usize {
         self.bits.capacity() * 8 + self.list.capacity() * 4

@@ -159,6 +159,13 @@ impl<const D: usize> World<D> {
             // 6. The frame is over: nothing is pending.
             self.dirty.clear();
             self.store.before.clear();
+            // The change list and the snapshots were sized by most objects (a first
+            // update, a level loaded at once): given back, as the frames after change
+            // far fewer. (The search gives back its own such buffers likewise.)
+            if moved > self.slots.live / 2 {
+                self.dirty.release_list();
+                self.store.before = Vec::new();
+            }
         }
         self.stats = self.frame_stats(moved, t_search, t0.elapsed());
         Ok(Events { added: &self.scratch.added, removed: &self.scratch.removed })

@@ -251,6 +251,7 @@ impl<const D: usize> World<D> {
             dynamics: select.dynamics(),
             dirty: &self.dirty,
             store: &self.store,
+            generations: &self.slots.generations,
             margin: self.config.margin,
         }
     }
@@ -270,9 +271,9 @@ impl<const D: usize> World<D> {
         filter: Option<Filter>,
         mut visit: impl FnMut(Handle) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        self.scratch.search.region_hits(region, &self.sight(select), |s| {
+        self.scratch.search.region_hits(region, &self.sight(select), |s, g| {
             if self.passes(s as usize, filter) {
-                visit(self.handle_of(s))
+                visit(Handle::new(s, g))
             } else {
                 ControlFlow::Continue(())
             }
@@ -297,9 +298,9 @@ impl<const D: usize> World<D> {
         filter: Option<Filter>,
         mut visit: impl FnMut(Handle, f32, &mut f32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        self.scratch.search.ray_hits(ray, cut, &self.sight(select), |s, t, cut| {
+        self.scratch.search.ray_hits(ray, cut, &self.sight(select), |s, g, t, cut| {
             if self.passes(s as usize, filter) {
-                visit(self.handle_of(s), t, cut)
+                visit(Handle::new(s, g), t, cut)
             } else {
                 ControlFlow::Continue(())
             }

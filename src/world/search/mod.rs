@@ -103,6 +103,10 @@ const CHUNK: usize = 64;
 pub(crate) struct Search<const D: usize> {
     /// The static tree; its ids are the objects' slots.
     statics: Bvh<D>,
+    /// The generation of the object at each static leaf: fixed while the object is
+    /// clean, and a static object's change rebuilds the tree. Read beside the tree, so a
+    /// query names a static hit without a load by slot.
+    static_gens: Vec<u32>,
     /// No static tree was built yet.
     static_built: bool,
     dynamics: Bvh<D>,
@@ -221,7 +225,8 @@ impl<const D: usize> Search<D> {
     pub(crate) fn bytes(&self) -> (usize, usize) {
         let objects = self.statics.bytes()
             + self.dynamics.bytes()
-            + 4 * (self.pos_slot.capacity()
+            + 4 * (self.static_gens.capacity()
+                + self.pos_slot.capacity()
                 + self.slot_pos.capacity()
                 + self.free.capacity()
                 + self.extras.capacity()

@@ -3,8 +3,9 @@
 //! trees do not know yet) and applies the kind and filter.
 //!
 //! - Input: a region or a [`RayTest`], which kinds to search, the dirty set, the store,
-//!   the margin. Output: each clean live object of a selected kind whose box (as set)
-//!   the region meets or the ray enters, once, by slot, to a visitor.
+//!   the generations, the margin. Output: each clean live object of a selected kind whose
+//!   box (as set) the region meets or the ray enters, once, by slot and generation (a
+//!   static leaf's kept beside the tree), to a visitor.
 //! - The exact test reads the box nearest to hand: where the margin is 0 or less, a
 //!   static leaf is the box itself (the trees grow boxes by the margin only where it is
 //!   positive), so the walk's own test is exact; a dynamic leaf is fat, and its copy of
@@ -30,6 +31,8 @@ pub(crate) struct Sight<'a, const D: usize> {
     pub(crate) dynamics: bool,
     pub(crate) dirty: &'a Dirty,
     pub(crate) store: &'a Store<D>,
+    /// Each slot's generation.
+    pub(crate) generations: &'a [u32],
     pub(crate) margin: f32,
 }
 
@@ -42,12 +45,13 @@ impl<const D: usize> Sight<'_, D> {
 }
 
 impl<const D: usize> Search<D> {
-    /// Each clean object of the selected kinds whose box meets `region`, by slot.
+    /// Each clean object of the selected kinds whose box meets `region`, by slot and
+    /// generation.
     pub(crate) fn region_hits(
         &self,
         region: &Aabb<D>,
         at: &Sight<'_, D>,
-        mut visit: impl FnMut(u32) -> ControlFlow<()>,
+        mut visit: impl FnMut(u32, u32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         let boxes = &at.store.boxes;
         if at.statics {
@@ -57,7 +61,7 @@ impl<const D: usize> Search<D> {
                 if at.changed(s) || !(exact || boxes[s as usize].overlaps(region)) {
                     return ControlFlow::Continue(());
                 }
-                visit(s)
+                visit(s, self.static_gens[p])
             })?;
         }
         if at.dynamics {
@@ -69,14 +73,14 @@ impl<const D: usize> Search<D> {
                 }
                 let b = if exact { &self.leaf_box[p] } else { &boxes[s as usize] };
                 if b.overlaps(region) {
-                    visit(s)
+                    visit(s, at.generations[s as usize])
                 } else {
                     ControlFlow::Continue(())
                 }
             })?;
             for &s in &self.extras {
                 if !at.changed(s) && boxes[s as usize].overlaps(region) {
-                    visit(s)?;
+                    visit(s, at.generations[s as usize])?;
                 }
             }
         }
@@ -84,13 +88,14 @@ impl<const D: usize> Search<D> {
     }
 
     /// Each clean object of the selected kinds whose box the ray enters at `t <= *cut`,
-    /// with that `t`, nearer subtrees first, by slot; `visit` may lower `*cut` or stop.
+    /// with that `t`, nearer subtrees first, by slot and generation; `visit` may lower
+    /// `*cut` or stop.
     pub(crate) fn ray_hits(
         &self,
         ray: &RayTest<D>,
         cut: &mut f32,
         at: &Sight<'_, D>,
-        mut visit: impl FnMut(u32, f32, &mut f32) -> ControlFlow<()>,
+        mut visit: impl FnMut(u32, u32, f32, &mut f32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         let boxes = &at.store.boxes;
         if at.statics {
@@ -101,7 +106,7 @@ impl<const D: usize> Search<D> {
                     return ControlFlow::Continue(());
                 }
                 match if exact { Some(t) } else { ray.enters_box(&boxes[s as usize], *cut) } {
-                    Some(t) => visit(s, t, cut),
+                    Some(t) => visit(s, self.static_gens[p], t, cut),
                     None => ControlFlow::Continue(()),
                 }
             })?;
@@ -115,7 +120,7 @@ impl<const D: usize> Search<D> {
                 }
                 let b = if exact { &self.leaf_box[p] } else { &boxes[s as usize] };
                 match ray.enters_box(b, *cut) {
-                    Some(t) => visit(s, t, cut),
+                    Some(t) => visit(s, at.generations[s as usize], t, cut),
                     None => ControlFlow::Continue(()),
                 }
             })?;
@@ -124,7 +129,7 @@ impl<const D: usize> Search<D> {
                     continue;
                 }
                 if let Some(t) = ray.enters_box(&boxes[s as usize], *cut) {
-                    visit(s, t, cut)?;
+                    visit(s, at.generations[s as usize], t, cut)?;
                 }
             }
         }

@@ -92,16 +92,19 @@ impl<const D: usize> Search<D> {
         // Built once a level and walked every frame and by every query: the surface area
         // build, slower to build, faster to walk. PERF: benches/queries.rs.
         self.statics.build_sah(&self.gather, tree_margin(margin));
-        // The tree's ids become slots: a walk reads its leaf's slot beside the leaf.
+        // The tree's ids become slots: a walk reads its leaf's slot beside the leaf, and a
+        // query its generation.
         for id in self.statics.ids.iter_mut() {
             *id = self.gather_slots[*id as usize];
         }
+        self.static_gens.clear();
+        self.static_gens.extend(self.statics.ids.iter().map(|&s| slots.generations[s as usize]));
         self.static_built = true;
         // Static rebuilds are rare: what only the build needs, sized by every static
         // object, is given back rather than kept.
         self.gather = Vec::new();
         self.gather_slots = Vec::new();
-        self.statics.release_build_buffers();
+        self.statics.keep_for_walks();
         // Every list is of the old tree now: none is live.
         self.static_generation = self.static_generation.wrapping_add(1) % NONE;
         for l in self.near.iter_mut() {

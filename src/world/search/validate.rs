@@ -25,6 +25,10 @@ impl<const D: usize> Search<D> {
         if !statics.eq(ids.iter().map(|&s| s as usize)) {
             return bad("the static tree does not hold exactly the live static objects".into());
         }
+        let gens = self.statics.ids.iter().map(|&s| slots.generations[s as usize]);
+        if self.static_gens.len() != self.statics.ids.len() || !gens.eq(self.static_gens.iter().copied()) {
+            return bad("the static leaves' generations are not their objects'".into());
+        }
         if !self.dynamic_built {
             return Ok(());
         }
@@ -48,5 +52,26 @@ impl<const D: usize> Search<D> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::world::{Kind, World};
+    use crate::{Aabb, Config, Error};
+
+    #[test]
+    fn validate_catches_a_stale_static_generation() {
+        let mut w = World::<2>::new(Config::default()).unwrap();
+        let statics = [Aabb::new([0.0; 2], [1.0; 2]), Aabb::new([2.0; 2], [3.0; 2])];
+        w.extend(&statics, Kind::Static).unwrap();
+        w.insert(Aabb::new([0.5; 2], [2.5; 2]), Kind::Dynamic).unwrap();
+        w.update().unwrap();
+        w.validate().unwrap();
+        w.scratch.search.static_gens[1] += 1;
+        match w.validate() {
+            Err(Error::Invariant { detail }) => assert!(detail.contains("generations"), "{detail}"),
+            other => panic!("validate returned {other:?}"),
+        }
     }
 }
