@@ -85,6 +85,10 @@ struct Near<const D: usize> {
     fat: Aabb<D>,
 }
 
+/// A dynamic tree that lasted this many frames is rebuilt by the surface area heuristic,
+/// else in Morton order (`Search::build_dynamics`).
+const SAH_FRAMES: u64 = 64;
+
 /// Above one changed object in this many live ones, a frame is found whole
 /// ([`Search::whole`]): a walk a changed object then costs more than the one-shot finder
 /// over every box. PERF: benches/world.rs (`build`: the first update).
@@ -125,6 +129,10 @@ pub(crate) struct Search<const D: usize> {
     /// Live dynamic objects unchanged this frame.
     clean_dynamics: usize,
     dynamic_built: bool,
+    /// Frames searched so far (each successful `changed_pairs`), and the frame the
+    /// dynamic tree was last built in.
+    frames: u64,
+    dynamic_built_at: u64,
     /// The boxes a tree is built from, and their slots.
     gather: Vec<Aabb<D>>,
     gather_slots: Vec<u32>,
@@ -259,6 +267,24 @@ impl<const D: usize> Search<D> {
     /// The old and new pairs of the changed slots into `old` and `new` (module docs).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn changed_pairs(
+        &mut self,
+        slots: &Slots,
+        store: &Store<D>,
+        dirty: &Dirty,
+        pairs: &PairStore,
+        finder: &mut Broadphase<D>,
+        old: &mut Vec<[Handle; 2]>,
+        new: &mut Vec<[Handle; 2]>,
+    ) -> Result<(), Error> {
+        self.search_frame(slots, store, dirty, pairs, finder, old, new)?;
+        // Counted on success alone: a failed frame is retried as the same frame.
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// [`Search::changed_pairs`], but for the frame count.
+    #[allow(clippy::too_many_arguments)]
+    fn search_frame(
         &mut self,
         slots: &Slots,
         store: &Store<D>,

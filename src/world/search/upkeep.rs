@@ -10,7 +10,7 @@
 //! - Allocation: the trees' kept buffers; a static rebuild gives back what only it needs.
 //! - Source: Box2D v3's broad phase (enlarged AABBs, a rebuild once the tree is loose).
 
-use super::{fat, holds, tree_margin, Search, EXTRA, NONE, REBUILD_SHARE};
+use super::{fat, holds, tree_margin, Search, EXTRA, NONE, REBUILD_SHARE, SAH_FRAMES};
 use crate::world::store::{Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Kind};
 
@@ -126,7 +126,16 @@ impl<const D: usize> Search<D> {
                 self.gather_slots.push(s as u32);
             }
         }
-        self.dynamics.build_for_queries(&self.gather, 0.0);
+        // The surface area build walks faster and costs about five times the Morton-order
+        // one: worth it for a tree that lasts (the first one, or where the one before
+        // lasted `SAH_FRAMES` frames), not where crowds loosen it every few frames.
+        // PERF: benches/world.rs (`move_1`, `move_10`).
+        if !self.dynamic_built || self.frames - self.dynamic_built_at >= SAH_FRAMES {
+            self.dynamics.build_sah(&self.gather, 0.0);
+        } else {
+            self.dynamics.build_for_queries(&self.gather, 0.0);
+        }
+        self.dynamic_built_at = self.frames;
         self.pos_slot.clear();
         self.pos_slot.resize(self.dynamics.len(), NONE);
         self.leaf_box.clear();
