@@ -19,8 +19,8 @@
 //! - Cost: a frame with no change returns at once, O(1). Otherwise the search's, O(c log
 //!   n + candidates) for c changed objects plus the trees' upkeep, then O(k log k) for
 //!   the k pairs it hands over.
-//! - Threads: the search on the caller's rayon pool; the rest is sequential. The events
-//!   are the same bytes for any thread count.
+//! - Threads: the search on the caller's rayon pool, the two sorts side by side; the
+//!   rest is sequential. The events are the same bytes for any thread count.
 //! - Allocation: every buffer is the world's, reused from frame to frame (the finder's
 //!   own included).
 //! - Source: the update step of Box2D v3's broad phase (`b2UpdateBroadPhasePairs`: query
@@ -151,8 +151,7 @@ impl<const D: usize> World<D> {
             t_search = t.elapsed();
             // 4. Both sorted, then their differences.
             let s = &mut self.scratch;
-            s.old.sort_unstable();
-            s.new.sort_unstable();
+            rayon::join(|| s.old.sort_unstable(), || s.new.sort_unstable());
             difference(&s.old, &s.new, &mut s.removed, &mut s.added);
             // 5. Into the store.
             self.pairs.apply(&s.removed, &s.added);

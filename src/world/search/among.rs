@@ -5,11 +5,11 @@
 //! - Input: the dirty list and each changed slot's state then and now. Output: the pairs
 //!   the kinds and filters allow, named by slot and generation, appended to `old` and
 //!   `new`.
-//! - Cost: up to [`AMONG_SWEEP_MAX`] boxes a state, a sort and a sweep, O(c log c + k')
+//! - Cost: up to [`AMONG_SWEEP_MAX`] changed objects, a sort and a sweep, O(c log c + k')
 //!   for c changed objects and k' pairs overlapping on the sweep axis; above, the one-shot
 //!   finder.
-//! - Threads: the two states' sweeps at once, each on one thread (`rayon::join`); above
-//!   the limit, the finder's own stages. The caller sorts, so the same bytes for any
+//! - Threads: the two states at once (gather, sweep, naming), each on one thread
+//!   (`rayon::join`); above the limit, the finder's own stages. The caller sorts, so the same bytes for any
 //!   thread count.
 //! - Allocation: each state's boxes, positions, pairs and sweep buffers, kept from frame
 //!   to frame.
@@ -21,8 +21,8 @@ use crate::world::store::{pairable, Snapshot};
 use crate::world::Handle;
 use crate::{Aabb, Broadphase, Error};
 
-/// Up to this many changed objects in each state, the pairs among them come from one
-/// sweep a state, each on one thread; above, from the one-shot finder, which also
+/// Up to this many changed objects, the pairs among them come from one sweep a state,
+/// each on one thread; above, from the one-shot finder, which also
 /// handles the layouts that make a sweep quadratic (long crossing boxes).
 const AMONG_SWEEP_MAX: usize = 1 << 14;
 
@@ -114,8 +114,8 @@ impl<const D: usize> Among<D> {
 
 impl<const D: usize> Search<D> {
     /// The pairs among the changed slots as they were (into `old`) and as they are (into
-    /// `new`). Up to [`AMONG_SWEEP_MAX`] boxes a side, both sides are swept at once, each
-    /// on one thread; above, each is one run of `finder`.
+    /// `new`). Up to [`AMONG_SWEEP_MAX`] changed slots, both states are gathered, swept and
+    /// named at once, each on one thread; above, each is one run of `finder`.
     pub(super) fn among_both(
         &mut self,
         list: &[u32],
@@ -127,14 +127,26 @@ impl<const D: usize> Search<D> {
     ) -> Result<(), Error> {
         let margin = finder.config().margin;
         let [a, b] = &mut self.among;
+        if list.len() <= AMONG_SWEEP_MAX {
+            // Each state whole (its gather reads the store by slot) on its own thread.
+            rayon::join(
+                || {
+                    a.gather(list.len(), &then);
+                    a.sweep(margin);
+                    a.emit(list, &then, old);
+                },
+                || {
+                    b.gather(list.len(), &now);
+                    b.sweep(margin);
+                    b.emit(list, &now, new);
+                },
+            );
+            return Ok(());
+        }
         a.gather(list.len(), &then);
         b.gather(list.len(), &now);
-        if a.boxes.len() <= AMONG_SWEEP_MAX && b.boxes.len() <= AMONG_SWEEP_MAX {
-            rayon::join(|| a.sweep(margin), || b.sweep(margin));
-        } else {
-            a.find(finder)?;
-            b.find(finder)?;
-        }
+        a.find(finder)?;
+        b.find(finder)?;
         a.emit(list, &then, old);
         b.emit(list, &now, new);
         Ok(())
