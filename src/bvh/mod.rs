@@ -208,7 +208,8 @@ impl<const D: usize> Bvh<D> {
     /// Grows leaf `pos`'s box to take in `b`, and its ancestors' stored bounds with it:
     /// O(depth), and the tree stays exact (each stored bound is still the union of the
     /// leaves under it). The tree gets looser as leaves grow; its owner rebuilds it.
-    pub(crate) fn enlarge(&mut self, pos: usize, b: &Aabb<D>) {
+    /// Returns whether the leaf grew.
+    pub(crate) fn enlarge(&mut self, pos: usize, b: &Aabb<D>) -> bool {
         let grow = |lo: &mut [f32; D], hi: &mut [f32; D]| {
             let mut changed = false;
             for k in 0..D {
@@ -220,15 +221,18 @@ impl<const D: usize> Bvh<D> {
         };
         assert_eq!(self.leaf_parents.len(), self.leaves.len(), "enlarge on a tree kept for walks");
         let leaf = &mut self.leaves[pos];
-        if !grow(&mut leaf.min, &mut leaf.max) || self.nodes.is_empty() {
-            return;
+        if !grow(&mut leaf.min, &mut leaf.max) {
+            return false;
+        }
+        if self.nodes.is_empty() {
+            return true;
         }
         let (mut child, mut at) = (LEAF | pos as u32, self.leaf_parents[pos] as usize);
         loop {
             let nd = &mut self.nodes[at];
             let c = (nd.child[1] == child) as usize;
             if !grow(&mut nd.min[c], &mut nd.max[c]) || at == 0 {
-                return;
+                return true;
             }
             child = at as u32;
             at = self.parents[at] as usize;

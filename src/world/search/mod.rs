@@ -73,6 +73,9 @@ struct Part<const D: usize> {
     new: Vec<[Handle; 2]>,
     lists: Vec<(u32, Aabb<D>)>,
     fresh: Vec<(u32, u32, u32, Aabb<D>)>,
+    /// The dynamic lists it made: (leaf position, start in `dyn_items`, length).
+    dyn_items: Vec<(u32, Aabb<D>)>,
+    dyn_fresh: Vec<(u32, u32, u32)>,
 }
 
 /// A dynamic object's list of the static objects near it: those whose grown boxes meet
@@ -148,6 +151,14 @@ pub(crate) struct Search<const D: usize> {
     near: Vec<Near<D>>,
     arena: Vec<(u32, Aabb<D>)>,
     arena_live: usize,
+    /// Each dynamic leaf position's list of the other dynamic leaves whose boxes meet its
+    /// box (position, and that leaf's box, kept current), valid while `dyn_gens[p] ==
+    /// dyn_gen`: a changed object whose region its leaf holds reads its list instead of
+    /// walking the dynamic tree (`walk`). Made by a walk; a leaf that grows is put in (or
+    /// updated in) every valid list it meets, and its own list goes stale.
+    dyn_lists: Vec<Vec<(u32, Aabb<D>)>>,
+    dyn_gens: Vec<u32>,
+    dyn_gen: u32,
     /// The grown box of the object at each dynamic leaf position (current for every clean
     /// object), read beside the tree rather than from the store by slot.
     leaf_box: Vec<Aabb<D>>,
@@ -248,12 +259,17 @@ impl<const D: usize> Search<D> {
             + 4 * self.near_of.capacity()
             + (4 + std::mem::size_of::<Aabb<D>>()) * self.arena.capacity()
             + std::mem::size_of::<Aabb<D>>() * self.leaf_box.capacity()
+            + self.dyn_lists.capacity() * std::mem::size_of::<Vec<(u32, Aabb<D>)>>()
+            + self.dyn_lists.iter().map(|l| l.capacity()).sum::<usize>()
+                * (4 + std::mem::size_of::<Aabb<D>>())
+            + 4 * self.dyn_gens.capacity()
             + self
                 .parts
                 .iter()
                 .map(|p| {
-                    (4 + std::mem::size_of::<Aabb<D>>()) * p.lists.capacity()
+                    (4 + std::mem::size_of::<Aabb<D>>()) * (p.lists.capacity() + p.dyn_items.capacity())
                         + std::mem::size_of::<(u32, u32, u32, Aabb<D>)>() * p.fresh.capacity()
+                        + 12 * p.dyn_fresh.capacity()
                 })
                 .sum::<usize>();
         let pairs = self.parts.iter().map(|p| p.old.capacity() + p.new.capacity()).sum::<usize>()
@@ -317,6 +333,8 @@ impl<const D: usize> Search<D> {
             part.new.clear();
             part.lists.clear();
             part.fresh.clear();
+            part.dyn_items.clear();
+            part.dyn_fresh.clear();
             me.walk_chunk(&list[c * CHUNK..((c + 1) * CHUNK).min(list.len())], &frame, part);
         });
         for p in &parts[..chunks] {
@@ -324,6 +342,7 @@ impl<const D: usize> Search<D> {
             new.extend_from_slice(&p.new);
         }
         self.keep_lists(&parts[..chunks], store.len());
+        self.keep_dynamic_lists(&parts[..chunks]);
         self.parts = parts;
         // The pairs among changed objects: as they were, then as they are.
         let list = dirty.list();
@@ -385,6 +404,18 @@ impl<const D: usize> Search<D> {
         self.gather_ids = Vec::new();
         self.gather_found = Vec::new();
         Ok(())
+    }
+
+    /// Keeps the dynamic lists the walks made (module docs of `walk`).
+    fn keep_dynamic_lists(&mut self, parts: &[Part<D>]) {
+        for part in parts {
+            for &(p, start, len) in &part.dyn_fresh {
+                let l = &mut self.dyn_lists[p as usize];
+                l.clear();
+                l.extend_from_slice(&part.dyn_items[start as usize..(start + len) as usize]);
+                self.dyn_gens[p as usize] = self.dyn_gen;
+            }
+        }
     }
 
     /// Keeps the static lists the walks made: each moves into the arena and replaces its

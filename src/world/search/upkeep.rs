@@ -13,6 +13,7 @@
 use super::{fat, holds, tree_margin, Search, EXTRA, NONE, REBUILD_SHARE, SAH_FRAMES};
 use crate::world::store::{Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Kind};
+use std::ops::ControlFlow;
 
 impl<const D: usize> Search<D> {
     /// Brings the trees up to date with the changed slots (module docs). Idempotent for a
@@ -35,6 +36,12 @@ impl<const D: usize> Search<D> {
         if !self.dynamic_built {
             return self.build_dynamics(slots, store, margin);
         }
+        // Where every dynamic object changed, no walk reads the dynamic lists this frame:
+        // rather than kept up to date leaf by leaf, they all go stale at once.
+        let lists = self.clean_dynamics > 0;
+        if !lists {
+            self.stale_dynamic_lists();
+        }
         for &s in list {
             let p = self.slot_pos[s as usize];
             if !live_dynamic(s) {
@@ -54,7 +61,9 @@ impl<const D: usize> Search<D> {
                     self.pos_slot[q as usize] = s;
                     self.slot_pos[s as usize] = q;
                     self.leaf_box[q as usize] = b;
-                    self.dynamics.enlarge(q as usize, &fat(&store.boxes[s as usize], margin));
+                    if self.dynamics.enlarge(q as usize, &fat(&store.boxes[s as usize], margin)) && lists {
+                        self.grown_dynamic(q as usize);
+                    }
                 } else {
                     self.slot_pos[s as usize] = EXTRA;
                     self.extras.push(s);
@@ -63,7 +72,9 @@ impl<const D: usize> Search<D> {
                 self.leaf_box[p as usize] = b;
                 let t = store.boxes[s as usize].grown(tree_margin(margin));
                 if !holds(&self.dynamics.leaves[p as usize], &t) {
-                    self.dynamics.enlarge(p as usize, &fat(&store.boxes[s as usize], margin));
+                    if self.dynamics.enlarge(p as usize, &fat(&store.boxes[s as usize], margin)) && lists {
+                        self.grown_dynamic(p as usize);
+                    }
                     self.loosened += 1;
                 }
             }
@@ -114,6 +125,33 @@ impl<const D: usize> Search<D> {
         self.arena_live = 0;
     }
 
+    /// Dynamic leaf `q` grew: its own list goes stale, and it is put in (or its box
+    /// updated in) every valid list of a leaf it meets. O(log n + k) for k leaves met.
+    fn grown_dynamic(&mut self, q: usize) {
+        self.dyn_gens[q] = NONE;
+        let b = self.dynamics.leaves[q];
+        let (lists, gens, generation) = (&mut self.dyn_lists, &self.dyn_gens, self.dyn_gen);
+        let _ = self.dynamics.query(&b, |r| {
+            if r != q && gens[r] == generation {
+                let l = &mut lists[r];
+                match l.iter_mut().find(|e| e.0 == q as u32) {
+                    Some(e) => e.1 = b,
+                    None => l.push((q as u32, b)),
+                }
+            }
+            ControlFlow::Continue(())
+        });
+    }
+
+    /// Every dynamic list goes stale, in O(1) (but once in 2^32 times).
+    fn stale_dynamic_lists(&mut self) {
+        self.dyn_gen = self.dyn_gen.wrapping_add(1);
+        if self.dyn_gen == NONE {
+            self.dyn_gen = 0;
+            self.dyn_gens.fill(NONE);
+        }
+    }
+
     /// Rebuilds the dynamic tree over the live dynamic objects' fat boxes.
     fn build_dynamics(&mut self, slots: &Slots, store: &Store<D>, margin: f32) {
         self.gather.clear();
@@ -136,8 +174,14 @@ impl<const D: usize> Search<D> {
             self.dynamics.build_for_queries(&self.gather, 0.0);
         }
         self.dynamic_built_at = self.frames;
+        // New positions: every dynamic list is stale.
+        let n = self.dynamics.len();
+        self.dyn_lists.resize_with(n, Vec::new);
+        self.dyn_lists.iter_mut().for_each(Vec::clear);
+        self.dyn_gens.clear();
+        self.dyn_gens.resize(n, NONE);
         self.pos_slot.clear();
-        self.pos_slot.resize(self.dynamics.len(), NONE);
+        self.pos_slot.resize(n, NONE);
         self.leaf_box.clear();
         for (p, &id) in self.dynamics.ids.iter().enumerate() {
             let s = self.gather_slots[id as usize];

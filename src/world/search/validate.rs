@@ -51,6 +51,35 @@ impl<const D: usize> Search<D> {
                 p => return bad(format!("live dynamic slot {s} has no leaf ({p:#x})")),
             }
         }
+        self.validate_dynamic_lists()
+    }
+
+    /// Every valid dynamic list holds each other leaf whose box meets its leaf's box, with
+    /// that leaf's box as it is, and nothing else but leaves with their current boxes.
+    fn validate_dynamic_lists(&self) -> Result<(), Error> {
+        let bad = |detail: String| Err(Error::Invariant { detail: format!("world search: {detail}") });
+        let n = self.dynamics.len();
+        if self.dyn_lists.len() != n || self.dyn_gens.len() != n {
+            return bad(format!("{} dynamic lists for {n} leaves", self.dyn_lists.len()));
+        }
+        let leaves = &self.dynamics.leaves;
+        for p in (0..n).filter(|&p| self.dyn_gens[p] == self.dyn_gen) {
+            let l = &self.dyn_lists[p];
+            if let Some((q, _)) = l.iter().find(|(q, b)| *q as usize >= n || *b != leaves[*q as usize]) {
+                return bad(format!("leaf {p}'s list has leaf {q} with a stale box"));
+            }
+            let mut missing = None;
+            let _ = self.dynamics.query(&leaves[p], |q| {
+                if q != p && !l.iter().any(|e| e.0 as usize == q) {
+                    missing = Some(q);
+                    return std::ops::ControlFlow::Break(());
+                }
+                std::ops::ControlFlow::Continue(())
+            });
+            if let Some(q) = missing {
+                return bad(format!("leaf {p}'s list misses leaf {q}, which meets it"));
+            }
+        }
         Ok(())
     }
 }
@@ -73,5 +102,31 @@ mod tests {
             Err(Error::Invariant { detail }) => assert!(detail.contains("generations"), "{detail}"),
             other => panic!("validate returned {other:?}"),
         }
+    }
+
+    /// A row of touching dynamic boxes, each moved a little every frame while the others
+    /// stay: the movers' leaf lists are made, kept and read.
+    #[test]
+    fn validate_catches_an_incomplete_or_stale_dynamic_list() {
+        let mut w = World::<2>::new(Config::default()).unwrap();
+        let boxes: Vec<_> = (0..40).map(|i| Aabb::new([i as f32, 0.0], [i as f32 + 1.0, 1.0])).collect();
+        let hs = w.extend(&boxes, Kind::Dynamic).unwrap();
+        w.update().unwrap();
+        for (frame, h) in hs.iter().enumerate().take(6) {
+            let b = boxes[frame];
+            w.set_aabb(*h, Aabb::new([b.min[0] + 0.01, 0.0], [b.max[0] + 0.01, 1.0])).unwrap();
+            w.update().unwrap();
+            w.validate().unwrap();
+        }
+        let search = &w.scratch.search;
+        let p = (0..search.dyn_lists.len())
+            .find(|&p| search.dyn_gens[p] == search.dyn_gen && !search.dyn_lists[p].is_empty())
+            .expect("a valid, non-empty list");
+        let popped = w.scratch.search.dyn_lists[p].pop().unwrap();
+        assert!(matches!(w.validate(), Err(Error::Invariant { detail }) if detail.contains("misses")));
+        w.scratch.search.dyn_lists[p].push(popped);
+        w.validate().unwrap();
+        w.scratch.search.dyn_lists[p][0].1.max[0] += 1.0;
+        assert!(matches!(w.validate(), Err(Error::Invariant { detail }) if detail.contains("stale box")));
     }
 }

@@ -8,13 +8,17 @@
 //! - Static objects: from the object's list, where the list is of the current static tree
 //!   and its fat box holds the walk's region; else from a walk of the static tree, which
 //!   makes the list anew.
-//! - Dynamic objects: from a walk of the dynamic tree. (Four or eight walks run in step,
-//!   to keep several node loads in flight, were slower: `benches/world.rs`, `move_10`.)
+//! - Dynamic objects: from the list of the object's leaf (the other leaves whose boxes
+//!   meet its box), where the leaf holds the region and the list is valid; else from a
+//!   walk of the dynamic tree, which makes the list anew. A walk down the dynamic tree is
+//!   some thirty nodes, each a likely cache miss; a list is one run of memory. (Four or
+//!   eight walks run in step, to keep several node loads in flight, were slower:
+//!   `benches/world.rs`, `move_10`.)
 //! - Cost: O(log n + k) a changed object for k objects met. Threads: one chunk is one
 //!   task. Allocation: the part's kept vectors.
 //! - Source: Box2D v3's broad phase (the moved proxies query the trees).
 
-use super::{fat, holds, pair, union, Part, Search, NONE};
+use super::{fat, holds, pair, union, Part, Search, EXTRA, NONE};
 use crate::world::store::{pairable, Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Handle, Kind};
 use crate::Aabb;
@@ -118,12 +122,54 @@ impl<const D: usize> Search<D> {
             }
             // Where every dynamic object changed, the tree holds none to meet.
             if self.clean_dynamics > 0 {
-                let (old, new) = (&mut part.old, &mut part.new);
-                let _ = self.dynamics.query(&m.region, |p| {
-                    let y = self.pos_slot[p];
-                    if y != NONE {
-                        m.meet(y, &self.leaf_box[p], Kind::Dynamic, f, old, new);
+                self.walk_dynamics(&m, f, part);
+            }
+        }
+    }
+
+    /// The dynamic objects met by a changed object: from its leaf's list, where its leaf
+    /// holds the region (every leaf whose box meets the region then meets the leaf's box,
+    /// so is listed) and the list is valid; from a walk with the leaf's box that makes
+    /// the list anew, where it is stale; else (no leaf, or a region its leaf does not
+    /// hold: an object removed, or once static) from a walk with the region.
+    fn walk_dynamics(&self, m: &Mover<D>, f: &Frame<'_, D>, part: &mut Part<D>) {
+        let (old, new) = (&mut part.old, &mut part.new);
+        let mut meet = |q: usize| {
+            let y = self.pos_slot[q];
+            if y != NONE {
+                m.meet(y, &self.leaf_box[q], Kind::Dynamic, f, old, new);
+            }
+        };
+        let leaf = match self.slot_pos.get(m.s as usize) {
+            Some(&p) if p < EXTRA && holds(&self.dynamics.leaves[p as usize], &m.region) => Some(p as usize),
+            _ => None,
+        };
+        match leaf {
+            Some(p) if self.dyn_gens[p] == self.dyn_gen => {
+                for (q, b) in &self.dyn_lists[p] {
+                    if b.overlaps(&m.region) {
+                        meet(*q as usize);
                     }
+                }
+            }
+            Some(p) => {
+                let start = part.dyn_items.len();
+                let items = &mut part.dyn_items;
+                let _ = self.dynamics.query(&self.dynamics.leaves[p], |q| {
+                    if q != p {
+                        let b = self.dynamics.leaves[q];
+                        items.push((q as u32, b));
+                        if b.overlaps(&m.region) {
+                            meet(q);
+                        }
+                    }
+                    ControlFlow::Continue(())
+                });
+                part.dyn_fresh.push((p as u32, start as u32, (part.dyn_items.len() - start) as u32));
+            }
+            None => {
+                let _ = self.dynamics.query(&m.region, |q| {
+                    meet(q);
                     ControlFlow::Continue(())
                 });
             }
