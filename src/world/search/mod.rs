@@ -17,25 +17,27 @@
 //!   [`REBUILD_SHARE`] of its leaves have grown or been freed, or the list is long.
 //! - Neighbour lists: each dynamic object keeps the static objects (slot and grown box)
 //!   near its fat box, as of the current static tree; a walk whose region stays inside
-//!   that box reads the list instead of the static tree.
+//!   that box reads the list instead of the static tree. Each dynamic leaf keeps the
+//!   other leaves whose boxes meet its box (`dyn_lists`), kept current as leaves grow; a
+//!   walk whose region its leaf holds reads that list instead of the dynamic tree.
 //! - INVARIANT: every live dynamic object that is clean this frame has a leaf whose box
 //!   holds its box grown by the margin (and a copy of that box beside the leaf), or is in
 //!   the list.
 //! - Pairs: a changed object walks once with the union of its old and new boxes, and each
 //!   clean object met is tested against both states; only pairs that began or ended are
-//!   kept (a changed object met is skipped: the pairs among changed objects come from one
-//!   `Broadphase` run over their old boxes and one over their new boxes). Where most
+//!   kept (a changed object met is skipped: the pairs among changed objects come from a
+//!   search over their old boxes and one over their new boxes, `among`). Where most
 //!   objects changed, the frame is found whole instead (`Search::whole`).
 //! - Cost: O(c log n + k) for c changed objects and k candidates, plus the trees'
 //!   upkeep: O(depth) a grown leaf, O(n) a rebuild.
 //! - Threads: the walks in fixed chunks of the dirty list, in Morton order, on the
-//!   caller's rayon pool; the builds as `Bvh::build`. Results are sorted by the caller, so
+//!   caller's rayon pool; the builds as `Bvh::build_sah` and `Bvh::build_for_queries`. Results are sorted by the caller, so
 //!   the same bytes for any thread count.
 //! - Allocation: the trees, maps, lists and per-chunk pair lists are kept from frame to
 //!   frame (the lists' arena is compacted now and then).
 //! - Source: Box2D v3's broad phase (fat AABBs with a margin in a tree for moving proxies,
-//!   a separate static tree, queries of the moved proxies only); Karras' LBVH for the
-//!   trees.
+//!   a separate static tree, queries of the moved proxies only); Karras' LBVH and Wald's
+//!   binned surface area build for the trees.
 
 use super::pairs::PairStore;
 use super::store::{pairable, Store};
