@@ -125,11 +125,7 @@ impl<const D: usize> Bvh<D> {
         self.ids.extend(self.keys.iter().map(|&k| k as u32));
         self.leaves.clear();
         self.leaves.par_extend(self.ids.par_iter().map(|&i| boxes[i as usize].grown(margin)));
-        grow_to_nodes(&mut self.nodes, n.saturating_sub(1));
-        self.parents.clear();
-        self.parents.resize(n.saturating_sub(1), 0);
-        self.leaf_parents.clear();
-        self.leaf_parents.resize(n, 0);
+        self.size_links(n);
         if n >= 2 {
             let t = Tree {
                 keys: &self.keys,
@@ -184,10 +180,17 @@ fn size_class<const D: usize>(b: &Aabb<D>, mean: f64) -> u64 {
 /// count as long along it ([`shape`]).
 const LONG: f64 = 4.0;
 
-/// Sets the node buffer's length to `n` (contents to be overwritten).
-pub(super) fn grow_to_nodes<const D: usize>(v: &mut Vec<Node<D>>, n: usize) {
-    v.truncate(n);
-    v.resize(n, Node::default());
+impl<const D: usize> Bvh<D> {
+    /// Sizes the nodes and the parent maps for `n` leaves (contents to be overwritten).
+    pub(super) fn size_links(&mut self, n: usize) {
+        let inner = n.saturating_sub(1);
+        self.nodes.truncate(inner);
+        self.nodes.resize(inner, Node::default());
+        self.parents.clear();
+        self.parents.resize(inner, 0);
+        self.leaf_parents.clear();
+        self.leaf_parents.resize(n, 0);
+    }
 }
 
 /// The sorted keys, the leaves, and where the nodes go, shared by the build's tasks.

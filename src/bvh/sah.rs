@@ -22,7 +22,7 @@
 //!   (2007): the binned SAH build; J. D. MacDonald and K. S. Booth, "Heuristics for ray
 //!   tracing using space subdivision" (1990): the surface area heuristic.
 
-use super::{build::grow_to_nodes, Bvh, Node, LEAF, MAX_DEPTH};
+use super::{Bvh, Node, LEAF, MAX_DEPTH};
 use crate::kernels::par::{chunk_len, SendPtr};
 use crate::Aabb;
 use rayon::prelude::*;
@@ -52,11 +52,7 @@ impl<const D: usize> Bvh<D> {
                 .map(|(i, _)| i as u32),
         );
         let n = self.leaves.len();
-        grow_to_nodes(&mut self.nodes, n.saturating_sub(1));
-        self.parents.clear();
-        self.parents.resize(n.saturating_sub(1), 0);
-        self.leaf_parents.clear();
-        self.leaf_parents.resize(n, 0);
+        self.size_links(n);
         if n >= 2 {
             let t = Sah {
                 nodes: SendPtr(self.nodes.as_mut_ptr()),

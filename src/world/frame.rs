@@ -208,7 +208,9 @@ pub(crate) fn changed_pairs<const D: usize>(
     scratch: &mut Scratch<D>,
 ) -> Result<(), Error> {
     let s = scratch;
-    s.search.changed_pairs(slots, store, dirty, pairs, &mut s.finder, &mut s.old, &mut s.new)
+    s.search.changed_pairs(slots, store, dirty, pairs, &mut s.finder, &mut s.old, &mut s.new)?;
+    s.search.count_frame();
+    Ok(())
 }
 
 /// `removed` = `old` \ `new`, `added` = `new` \ `old`, both sorted (from sorted, unique

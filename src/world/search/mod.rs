@@ -134,7 +134,7 @@ pub(crate) struct Search<const D: usize> {
     /// Live dynamic objects unchanged this frame.
     clean_dynamics: usize,
     dynamic_built: bool,
-    /// Frames searched so far (each successful `changed_pairs`), and the frame the
+    /// Frames searched so far ([`Search::count_frame`]), and the frame the
     /// dynamic tree was last built in.
     frames: u64,
     dynamic_built_at: u64,
@@ -282,27 +282,15 @@ impl<const D: usize> Search<D> {
         (objects, pairs)
     }
 
+    /// Counts a frame searched: called after a successful [`Search::changed_pairs`] alone,
+    /// so that a failed frame is retried as the same frame.
+    pub(crate) fn count_frame(&mut self) {
+        self.frames += 1;
+    }
+
     /// The old and new pairs of the changed slots into `old` and `new` (module docs).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn changed_pairs(
-        &mut self,
-        slots: &Slots,
-        store: &Store<D>,
-        dirty: &Dirty,
-        pairs: &PairStore,
-        finder: &mut Broadphase<D>,
-        old: &mut Vec<[Handle; 2]>,
-        new: &mut Vec<[Handle; 2]>,
-    ) -> Result<(), Error> {
-        self.search_frame(slots, store, dirty, pairs, finder, old, new)?;
-        // Counted on success alone: a failed frame is retried as the same frame.
-        self.frames += 1;
-        Ok(())
-    }
-
-    /// [`Search::changed_pairs`], but for the frame count.
-    #[allow(clippy::too_many_arguments)]
-    fn search_frame(
         &mut self,
         slots: &Slots,
         store: &Store<D>,
