@@ -75,7 +75,8 @@ struct Part<const D: usize> {
     new: Vec<[Handle; 2]>,
     lists: Vec<(u32, Aabb<D>)>,
     fresh: Vec<(u32, u32, u32, Aabb<D>)>,
-    /// The dynamic lists it made: (leaf position, start in `dyn_items`, length).
+    /// The dynamic lists it made: (leaf position, start in `dyn_items`, length; `NONE`:
+    /// crowded).
     dyn_items: Vec<(u32, Aabb<D>)>,
     dyn_fresh: Vec<(u32, u32, u32)>,
 }
@@ -89,6 +90,15 @@ struct Near<const D: usize> {
     generation: u32,
     fat: Aabb<D>,
 }
+
+/// The longest list of near dynamic leaves a leaf keeps: a crowd, or leaves grown over a
+/// long way (an object re-inserted far off takes a freed leaf and stretches it), would
+/// otherwise make lists of hundreds, each a place to update as leaves grow.
+/// PERF: benches/world.rs (`move_10`); the demo's memory.
+const DYN_LIST_MAX: usize = 16;
+
+/// The mark of a crowded leaf in `dyn_gens` (the generation below it).
+const CROWDED: u32 = 1 << 31;
 
 /// A dynamic tree that lasted this many frames is rebuilt by the surface area heuristic,
 /// else in Morton order (`Search::build_dynamics`).
@@ -157,7 +167,9 @@ pub(crate) struct Search<const D: usize> {
     /// box (position, and that leaf's box, kept current), valid while `dyn_gens[p] ==
     /// dyn_gen`: a changed object whose region its leaf holds reads its list instead of
     /// walking the dynamic tree (`walk`). Made by a walk; a leaf that grows is put in (or
-    /// updated in) every valid list it meets, and its own list goes stale.
+    /// updated in) every valid list it meets, and its own list goes stale. A leaf whose
+    /// list would pass [`DYN_LIST_MAX`] is crowded (`dyn_gens[p] == dyn_gen | CROWDED`):
+    /// it keeps no list and walks the tree, until it grows or the lists go stale.
     dyn_lists: Vec<Vec<(u32, Aabb<D>)>>,
     dyn_gens: Vec<u32>,
     dyn_gen: u32,
@@ -401,6 +413,11 @@ impl<const D: usize> Search<D> {
         for part in parts {
             for &(p, start, len) in &part.dyn_fresh {
                 let l = &mut self.dyn_lists[p as usize];
+                if len == NONE {
+                    *l = Vec::new();
+                    self.dyn_gens[p as usize] = self.dyn_gen | CROWDED;
+                    continue;
+                }
                 l.clear();
                 l.extend_from_slice(&part.dyn_items[start as usize..(start + len) as usize]);
                 self.dyn_gens[p as usize] = self.dyn_gen;

@@ -10,7 +10,7 @@
 //! - Allocation: the trees' kept buffers; a static rebuild gives back what only it needs.
 //! - Source: Box2D v3's broad phase (enlarged AABBs, a rebuild once the tree is loose).
 
-use super::{fat, holds, tree_margin, Search, EXTRA, NONE, REBUILD_SHARE, SAH_FRAMES};
+use super::{fat, holds, tree_margin, Search, CROWDED, DYN_LIST_MAX, EXTRA, NONE, REBUILD_SHARE, SAH_FRAMES};
 use crate::world::store::{Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Kind};
 use std::ops::ControlFlow;
@@ -130,23 +130,28 @@ impl<const D: usize> Search<D> {
     fn grown_dynamic(&mut self, q: usize) {
         self.dyn_gens[q] = NONE;
         let b = self.dynamics.leaves[q];
-        let (lists, gens, generation) = (&mut self.dyn_lists, &self.dyn_gens, self.dyn_gen);
+        let (lists, gens, generation) = (&mut self.dyn_lists, &mut self.dyn_gens, self.dyn_gen);
         let _ = self.dynamics.query(&b, |r| {
             if r != q && gens[r] == generation {
                 let l = &mut lists[r];
-                match l.iter_mut().find(|e| e.0 == q as u32) {
-                    Some(e) => e.1 = b,
-                    None => l.push((q as u32, b)),
+                if let Some(e) = l.iter_mut().find(|e| e.0 == q as u32) {
+                    e.1 = b;
+                } else if l.len() < DYN_LIST_MAX {
+                    l.push((q as u32, b));
+                } else {
+                    *l = Vec::new();
+                    gens[r] = generation | CROWDED;
                 }
             }
             ControlFlow::Continue(())
         });
     }
 
-    /// Every dynamic list goes stale, in O(1) (but once in 2^32 times).
+    /// Every dynamic list goes stale (crowded marks too), in O(1) (but once in 2^31
+    /// times).
     fn stale_dynamic_lists(&mut self) {
-        self.dyn_gen = self.dyn_gen.wrapping_add(1);
-        if self.dyn_gen == NONE {
+        self.dyn_gen += 1;
+        if self.dyn_gen >= CROWDED - 1 {
             self.dyn_gen = 0;
             self.dyn_gens.fill(NONE);
         }

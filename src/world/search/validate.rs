@@ -63,8 +63,17 @@ impl<const D: usize> Search<D> {
             return bad(format!("{} dynamic lists for {n} leaves", self.dyn_lists.len()));
         }
         let leaves = &self.dynamics.leaves;
-        for p in (0..n).filter(|&p| self.dyn_gens[p] == self.dyn_gen) {
+        for p in 0..n {
             let l = &self.dyn_lists[p];
+            if self.dyn_gens[p] == self.dyn_gen | super::CROWDED && l.capacity() > 0 {
+                return bad(format!("crowded leaf {p} keeps a list"));
+            }
+            if self.dyn_gens[p] != self.dyn_gen {
+                continue;
+            }
+            if l.len() > super::DYN_LIST_MAX {
+                return bad(format!("leaf {p}'s list has {} entries", l.len()));
+            }
             if let Some((q, _)) = l.iter().find(|(q, b)| *q as usize >= n || *b != leaves[*q as usize]) {
                 return bad(format!("leaf {p}'s list has leaf {q} with a stale box"));
             }
@@ -128,5 +137,30 @@ mod tests {
         w.validate().unwrap();
         w.scratch.search.dyn_lists[p][0].1.max[0] += 1.0;
         assert!(matches!(w.validate(), Err(Error::Invariant { detail }) if detail.contains("stale box")));
+    }
+
+    /// Forty dynamic boxes that all overlap: every leaf's list would pass the cap, so the
+    /// leaves are marked crowded and walk the tree; the pairs stay exact.
+    #[test]
+    fn a_crowd_past_the_list_cap_walks_the_tree() {
+        let mut w = World::<2>::new(Config::default()).unwrap();
+        let mut now: Vec<_> =
+            (0..40).map(|i| Aabb::new([i as f32 * 0.1, 0.0], [i as f32 * 0.1 + 5.0, 1.0])).collect();
+        let hs = w.extend(&now, Kind::Dynamic).unwrap();
+        w.update().unwrap();
+        for frame in 0..30 {
+            let i = frame % now.len();
+            now[i].min[0] += 0.01;
+            now[i].max[0] += 0.01;
+            w.set_aabb(hs[i], now[i]).unwrap();
+            w.update().unwrap();
+            w.validate().unwrap();
+            let got: Vec<[u32; 2]> = w.pairs().iter().map(|p| [p[0].index(), p[1].index()]).collect();
+            assert_eq!(got, crate::brute_force_pairs(&now, &Config::default()).unwrap(), "frame {frame}");
+        }
+        let s = &w.scratch.search;
+        let crowded =
+            (0..s.dyn_gens.len()).filter(|&p| s.dyn_gens[p] == s.dyn_gen | super::super::CROWDED).count();
+        assert!(crowded > 0, "no leaf was marked crowded");
     }
 }

@@ -18,7 +18,7 @@
 //!   task. Allocation: the part's kept vectors.
 //! - Source: Box2D v3's broad phase (the moved proxies query the trees).
 
-use super::{fat, holds, pair, union, Part, Search, EXTRA, NONE};
+use super::{fat, holds, pair, union, Part, Search, CROWDED, DYN_LIST_MAX, EXTRA, NONE};
 use crate::world::store::{pairable, Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Handle, Kind};
 use crate::Aabb;
@@ -130,8 +130,9 @@ impl<const D: usize> Search<D> {
     /// The dynamic objects met by a changed object: from its leaf's list, where its leaf
     /// holds the region (every leaf whose box meets the region then meets the leaf's box,
     /// so is listed) and the list is valid; from a walk with the leaf's box that makes
-    /// the list anew, where it is stale; else (no leaf, or a region its leaf does not
-    /// hold: an object removed, or once static) from a walk with the region.
+    /// the list anew, where it is stale (a list past `DYN_LIST_MAX` is not kept: the leaf
+    /// is marked crowded); else (no leaf, a region its leaf does not hold, a crowded
+    /// leaf) from a walk with the region.
     fn walk_dynamics(&self, m: &Mover<D>, f: &Frame<'_, D>, part: &mut Part<D>) {
         let (old, new) = (&mut part.old, &mut part.new);
         let mut meet = |q: usize| {
@@ -152,22 +153,33 @@ impl<const D: usize> Search<D> {
                     }
                 }
             }
-            Some(p) => {
+            Some(p) if self.dyn_gens[p] != self.dyn_gen | CROWDED => {
                 let start = part.dyn_items.len();
                 let items = &mut part.dyn_items;
+                let mut listed = 0;
                 let _ = self.dynamics.query(&self.dynamics.leaves[p], |q| {
                     if q != p {
                         let b = self.dynamics.leaves[q];
-                        items.push((q as u32, b));
+                        // Past the cap the list is not kept: no need to hold more.
+                        if listed <= DYN_LIST_MAX {
+                            items.push((q as u32, b));
+                            listed += 1;
+                        }
                         if b.overlaps(&m.region) {
                             meet(q);
                         }
                     }
                     ControlFlow::Continue(())
                 });
-                part.dyn_fresh.push((p as u32, start as u32, (part.dyn_items.len() - start) as u32));
+                let len = part.dyn_items.len() - start;
+                if len > DYN_LIST_MAX {
+                    part.dyn_items.truncate(start);
+                    part.dyn_fresh.push((p as u32, start as u32, NONE));
+                } else {
+                    part.dyn_fresh.push((p as u32, start as u32, len as u32));
+                }
             }
-            None => {
+            _ => {
                 let _ = self.dynamics.query(&m.region, |q| {
                     meet(q);
                     ControlFlow::Continue(())
