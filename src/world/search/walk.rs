@@ -14,8 +14,10 @@
 //!   some thirty nodes, each a likely cache miss; a list is one run of memory. (Four or
 //!   eight walks run in step, to keep several node loads in flight, were slower:
 //!   `benches/world.rs`, `move_10`.)
-//! - Cost: O(log n + k) a changed object for k objects met. Threads: one chunk is one
-//!   task. Allocation: the part's kept vectors.
+//! - Cost: O(log n + k) a changed object for k objects met, O(k) where it reads lists.
+//!   A chunk first hints its objects' slot entries, list headers and lists into the
+//!   cache (`prefetch_chunk`), so their misses overlap. Threads: one chunk is one task.
+//!   Allocation: the part's kept vectors.
 //! - Source: Box2D v3's broad phase (the moved proxies query the trees).
 
 use super::{fat, holds, pair, union, Part, Search, CROWDED, DYN_LIST_MAX, EXTRA, NONE};
