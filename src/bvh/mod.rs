@@ -125,18 +125,12 @@ impl<const D: usize> Bvh<D> {
         self.leaves.len()
     }
 
-    /// Gives back the sort's keys and scratch, which only a build uses (the next build
-    /// allocates them again).
-    pub(crate) fn release_build_buffers(&mut self) {
-        self.keys = Vec::new();
-        self.scratch = Vec::new();
-    }
-
     /// Gives back everything but what a region or ray walk reads (nodes, leaves, ids):
     /// for a tree that is walked until it is rebuilt, never grown by [`Bvh::enlarge`] nor
     /// searched for all its pairs (the next build allocates the rest again).
     pub(crate) fn keep_for_walks(&mut self) {
-        self.release_build_buffers();
+        self.keys = Vec::new();
+        self.scratch = Vec::new();
         self.parents = Vec::new();
         self.leaf_parents = Vec::new();
         self.parts = Vec::new();

@@ -158,10 +158,10 @@ impl<const D: usize> World<D> {
             // 6. The frame is over: nothing is pending.
             self.dirty.clear();
             self.store.before.clear();
-            // The change list and the snapshots were sized by most objects (a first
-            // update, a level loaded at once): given back, as the frames after change
-            // far fewer. (The search gives back its own such buffers likewise.)
-            if moved > self.slots.live / 2 {
+            // A frame found whole (a first update, a level loaded at once) sized the
+            // change list and the snapshots by most objects: given back, as the frames
+            // after change far fewer. (The search gives back its own such buffers.)
+            if super::search::is_whole(moved, self.slots.live) {
                 self.dirty.release_list();
                 self.store.before = Vec::new();
             }

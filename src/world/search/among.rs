@@ -9,8 +9,8 @@
 //!   for c changed objects and k' pairs overlapping on the sweep axis; above, the one-shot
 //!   finder.
 //! - Threads: the two states at once (gather, sweep, naming), each on one thread
-//!   (`rayon::join`); above the limit, the finder's own stages. The caller sorts, so the same bytes for any
-//!   thread count.
+//!   (`rayon::join`); above the limit, the finder's own stages. The caller sorts, so the
+//!   same bytes for any thread count.
 //! - Allocation: each state's boxes, positions, pairs and sweep buffers, kept from frame
 //!   to frame.
 //! - Source: P. Terdiman, "Box pruning" (the sweep, [`crate::algorithms::sap`]).

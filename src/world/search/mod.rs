@@ -31,8 +31,8 @@
 //! - Cost: O(c log n + k) for c changed objects and k candidates, plus the trees'
 //!   upkeep: O(depth) a grown leaf, O(n) a rebuild.
 //! - Threads: the walks in fixed chunks of the dirty list, in Morton order, on the
-//!   caller's rayon pool; the builds as `Bvh::build_sah` and `Bvh::build_for_queries`. Results are sorted by the caller, so
-//!   the same bytes for any thread count.
+//!   caller's rayon pool; the builds as `Bvh::build_sah` and `Bvh::build_for_queries`.
+//!   Results are sorted by the caller, so the same bytes for any thread count.
 //! - Allocation: the trees, maps, lists and per-chunk pair lists are kept from frame to
 //!   frame (the lists' arena is compacted now and then).
 //! - Source: Box2D v3's broad phase (fat AABBs with a margin in a tree for moving proxies,
@@ -49,10 +49,10 @@ use rayon::prelude::*;
 mod among;
 mod query;
 mod upkeep;
+mod validate;
 mod walk;
 
 use among::Among;
-mod validate;
 
 pub(crate) use query::Sight;
 
@@ -108,6 +108,11 @@ const SAH_FRAMES: u64 = 64;
 /// ([`Search::whole`]): a walk a changed object then costs more than the one-shot finder
 /// over every box. PERF: benches/world.rs (`build`: the first update).
 const WHOLE_SHARE: usize = 2;
+
+/// Whether a frame with `changed` of `live` objects changed is found whole.
+pub(crate) fn is_whole(changed: usize, live: usize) -> bool {
+    changed > live / WHOLE_SHARE
+}
 
 /// No slot position (free leaf; slot without a leaf).
 const NONE: u32 = u32::MAX;
@@ -316,7 +321,7 @@ impl<const D: usize> Search<D> {
         old.clear();
         new.clear();
         self.upkeep(slots, store, dirty, margin);
-        if dirty.list().len() > slots.live / WHOLE_SHARE {
+        if is_whole(dirty.list().len(), slots.live) {
             return self.whole(slots, store, dirty, pairs, finder, old, new);
         }
         // The walks in Morton order of the changed boxes: neighbours walk down the same
