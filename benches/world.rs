@@ -56,7 +56,8 @@
 //!
 //! After `build` it prints the pair counts and memory: our `WorldStats::object_bytes`
 //! per object and `pair_bytes` per pair, and what a counting allocator saw held by each
-//! world. Every run first checks, on a small scene (`BP_CHECK_N`), that our `pairs()`, the
+//! world; after each moving group, `object_bytes` again (with the neighbour lists and
+//! buffers the frames filled). Every run first checks, on a small scene (`BP_CHECK_N`), that our `pairs()`, the
 //! brute force (static-static pairs left out) and rapier's pair set (followed through its
 //! events, rapier with skin 1e-30) agree after the build and after frames at every fraction,
 //! and that rapier with its default skin finds a superset of ours; it panics if not.
@@ -539,6 +540,12 @@ fn bench_dim<const D: usize, P: Peer<D>>(c: &mut Criterion, opts: &Opts) {
             });
         }
         g.finish();
+        let st = ours.world.stats();
+        eprintln!(
+            "world {dim}: after the move_{percent} frames: object_bytes {:.1} per object, pair_bytes {:.1} per pair",
+            st.object_bytes as f64 / ours.world.len().max(1) as f64,
+            st.pair_bytes as f64 / st.pairs.max(1) as f64
+        );
     }
 }
 

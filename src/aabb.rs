@@ -57,6 +57,15 @@ impl<const D: usize> Aabb<D> {
         b
     }
 
+    /// The smallest box holding this one and `other`.
+    #[inline]
+    pub(crate) fn union(&self, other: &Self) -> Self {
+        Aabb {
+            min: std::array::from_fn(|k| self.min[k].min(other.min[k])),
+            max: std::array::from_fn(|k| self.max[k].max(other.max[k])),
+        }
+    }
+
     /// True when `min > max` on some axis (a box a negative margin turned inside out).
     #[inline]
     pub fn is_inverted(&self) -> bool {

@@ -46,14 +46,6 @@ const SORT_MIN: usize = 8192;
 /// (`between`).
 const DENSE: usize = 16;
 
-/// The union of two boxes.
-fn union<const D: usize>(a: &Aabb<D>, b: &Aabb<D>) -> Aabb<D> {
-    Aabb {
-        min: std::array::from_fn(|k| a.min[k].min(b.min[k])),
-        max: std::array::from_fn(|k| a.max[k].max(b.max[k])),
-    }
-}
-
 impl<const D: usize> Bvh<D> {
     /// Every pair of a leaf (id `tree_offset + id`) and a box of `others` (id
     /// `other_offset + index`, grown by `margin`; inverted ones meet nothing) that
@@ -128,7 +120,7 @@ impl<const D: usize> Bvh<D> {
                     for i in (b0..(b0 + BLOCK).min(end)).map(at) {
                         let g = others[i].grown(margin);
                         if !g.is_inverted() {
-                            bb = Some(bb.map_or(g, |u| union(&u, &g)));
+                            bb = Some(bb.map_or(g, |u| u.union(&g)));
                             blk[n_blk] = (i, g);
                             n_blk += 1;
                         }
@@ -197,7 +189,7 @@ impl<const D: usize> Bvh<D> {
                 let i = if sorted { self.order[k] as u32 as usize } else { k };
                 let g = others[i].grown(margin);
                 if !g.is_inverted() {
-                    bb = Some(bb.map_or(g, |u| union(&u, &g)));
+                    bb = Some(bb.map_or(g, |u| u.union(&g)));
                 }
             }
             let Some(bb) = bb else { continue };

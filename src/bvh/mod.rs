@@ -35,6 +35,7 @@
 //! enters.
 
 mod between;
+mod bucket;
 mod build;
 mod pairs;
 mod query;
@@ -47,7 +48,9 @@ pub(crate) use ray::RayTest;
 
 use crate::{Aabb, Error};
 
-/// A child reference with this bit set is a leaf: the low bits are its position. Without it, the index of an internal node.
+/// A child reference with this bit set is a leaf: the low bits are its position (in a
+/// tree kept for walks, the first of a bucket of leaves that ends at the child's `last`).
+/// Without it, the index of an internal node.
 const LEAF: u32 = 1 << 31;
 
 /// The deepest a tree goes: each level splits on a lower bit of the 64-bit keys (32 code
@@ -80,6 +83,12 @@ impl<const D: usize> Default for Node<D> {
 }
 
 impl<const D: usize> Node<D> {
+    /// Child `c`'s bounds as a box: a leaf child's box exactly.
+    #[inline(always)]
+    pub(crate) fn child_box(&self, c: usize) -> Aabb<D> {
+        Aabb { min: self.min[c], max: self.max[c] }
+    }
+
     /// Whether child `c`'s bounds meet `b` (closed boxes).
     #[inline(always)]
     pub(crate) fn meets(&self, c: usize, b: &Aabb<D>) -> bool {
@@ -94,10 +103,11 @@ impl<const D: usize> Node<D> {
 /// A bounding-volume hierarchy over boxes (module docs).
 ///
 /// INVARIANTS ([`Bvh::validate`]): `leaves`, `ids` have one entry a live box, each
-/// subtree's at consecutive positions; `nodes` has `leaves.len() - 1` internal nodes, node 0 the root; each child's
-/// stored bounds are the union of the leaves under it, and its `last` the greatest leaf
-/// position under it; every leaf and every internal node but the root is the child of
-/// exactly one node.
+/// subtree's at consecutive positions; `nodes` has `leaves.len() - 1` internal nodes
+/// (fewer in a tree kept for walks, whose children may be buckets of leaves), node 0
+/// the root; each child's stored bounds are the union of the leaves under it, and its
+/// `last` the greatest leaf position under it; every leaf and every internal node but
+/// the root is under exactly one node's child.
 #[derive(Debug, Default)]
 pub(crate) struct Bvh<const D: usize> {
     pub(crate) nodes: Vec<Node<D>>,
@@ -122,13 +132,16 @@ pub(crate) struct Bvh<const D: usize> {
 impl<const D: usize> Bvh<D> {
     /// Live leaves.
     pub(crate) fn len(&self) -> usize {
-        self.leaves.len()
+        self.ids.len()
     }
 
-    /// Gives back everything but what a region or ray walk reads (nodes, leaves, ids):
-    /// for a tree that is walked until it is rebuilt, never grown by [`Bvh::enlarge`] nor
-    /// searched for all its pairs (the next build allocates the rest again).
+    /// Makes the tree one for walks only: subtrees of at most [`bucket::BUCKET`] leaves become
+    /// buckets (`bucket::collapse`), and everything a region or ray walk does not read
+    /// is given back. For a tree that is walked until it is rebuilt, never grown by
+    /// [`Bvh::enlarge`] nor searched for all its pairs (the next build allocates the rest
+    /// again).
     pub(crate) fn keep_for_walks(&mut self) {
+        self.collapse();
         self.keys = Vec::new();
         self.scratch = Vec::new();
         self.parents = Vec::new();
@@ -155,14 +168,15 @@ impl<const D: usize> Bvh<D> {
         if self.ids.len() != n {
             return bad(format!("{} ids for {n} leaves", self.ids.len()));
         }
-        if self.nodes.len() != n.saturating_sub(1) {
+        // Buckets make fewer nodes; a tree of two leaves or more has a root.
+        if self.nodes.len() > n.saturating_sub(1) || (n >= 2) == self.nodes.is_empty() {
             return bad(format!("{} nodes for {n} leaves", self.nodes.len()));
         }
         if n < 2 {
             return Ok(());
         }
         let mut seen_leaf = vec![false; n];
-        let mut seen_node = vec![false; n - 1];
+        let mut seen_node = vec![false; self.nodes.len()];
         seen_node[0] = true;
         // (node, first leaf, last leaf) of every internal node, from the root down.
         let mut todo = vec![0usize];
@@ -171,14 +185,17 @@ impl<const D: usize> Bvh<D> {
             for c in 0..2 {
                 let r = nd.child[c];
                 let (lo, hi, last) = if r & LEAF != 0 {
-                    let p = (r & !LEAF) as usize;
-                    if p >= n || std::mem::replace(&mut seen_leaf[p], true) {
-                        return bad(format!("leaf {p} out of range or referenced twice"));
+                    // A leaf, or a bucket of the leaves from it to the child's `last`.
+                    let (first, last) = ((r & !LEAF) as usize, nd.last[c] as usize);
+                    if first > last || last >= n || seen_leaf[first..=last].iter().any(|&s| s) {
+                        return bad(format!("leaves {first}..={last} out of range or referenced twice"));
                     }
-                    (self.leaves[p].min, self.leaves[p].max, p)
+                    seen_leaf[first..=last].fill(true);
+                    let u = self.leaves[first..=last].iter().fold(self.leaves[first], |u, b| u.union(b));
+                    (u.min, u.max, last)
                 } else {
                     let j = r as usize;
-                    if j >= n - 1 || std::mem::replace(&mut seen_node[j], true) {
+                    if j >= self.nodes.len() || std::mem::replace(&mut seen_node[j], true) {
                         return bad(format!("node {j} out of range or referenced twice"));
                     }
                     todo.push(j);

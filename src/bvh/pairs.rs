@@ -115,7 +115,7 @@ fn leaf_pairs<const D: usize>(
         tests += (keep && nd.child[c] & LEAF != 0) as usize;
         keep
     };
-    let _ = super::query::walk(nodes, &leaves[i], after, |p| {
+    let _ = super::query::walk(nodes, leaves, &leaves[i], after, |p, _| {
         emit(p);
         ControlFlow::Continue(())
     });

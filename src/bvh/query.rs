@@ -1,8 +1,8 @@
 //! Region queries: the leaves whose boxes meet a given box.
 //!
 //! - Input: a built [`Bvh`] and a region (a closed box).
-//! - Output: each leaf meeting the region, by position, to a visitor that may
-//!   stop the walk.
+//! - Output: each leaf meeting the region, by position (with its box), to a visitor
+//!   that may stop the walk.
 //! - Cost: the nodes whose bounds meet the region: O(log n + k) for k leaves in scenes of
 //!   boxes about as large as their spacing.
 //! - Parallel: no; one query is one walk (batches of queries run in parallel above it).
@@ -22,24 +22,38 @@ impl<const D: usize> Bvh<D> {
         region: &Aabb<D>,
         mut visit: impl FnMut(usize) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        match self.leaves.len() {
-            0 => return ControlFlow::Continue(()),
-            1 => return if self.leaves[0].overlaps(region) { visit(0) } else { ControlFlow::Continue(()) },
-            _ => {}
+        self.query_boxes(region, |p, _| visit(p))
+    }
+
+    /// [`Bvh::query`] that also passes each leaf's box.
+    pub(crate) fn query_boxes(
+        &self,
+        region: &Aabb<D>,
+        visit: impl FnMut(usize, &Aabb<D>) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        if self.nodes.is_empty() {
+            let mut visit = visit;
+            return match self.leaves.first() {
+                Some(b) if b.overlaps(region) => visit(0, b),
+                _ => ControlFlow::Continue(()),
+            };
         }
-        walk(&self.nodes, region, |_, _| true, visit)
+        walk(&self.nodes, &self.leaves, region, |_, _| true, visit)
     }
 }
 
 /// The stack walk every search of the tree shares: from the root (of at least two leaves)
 /// into each child that `keep(node, child)` keeps and whose bounds meet `region`; each leaf
-/// so reached goes to `leaf(position)`, which may stop the walk.
+/// so reached (in a bucket, each of its leaves whose box meets `region`) goes to
+/// `leaf(position, box)`, which may stop the walk. A single leaf's box is its parent's
+/// stored bounds for it, so only a bucket reads `leaves`.
 #[inline(always)]
 pub(super) fn walk<const D: usize>(
     nodes: &[Node<D>],
+    leaves: &[Aabb<D>],
     region: &Aabb<D>,
     mut keep: impl FnMut(&Node<D>, usize) -> bool,
-    mut leaf: impl FnMut(usize) -> ControlFlow<()>,
+    mut leaf: impl FnMut(usize, &Aabb<D>) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
     // Pending subtrees: at most one a level (the second child met), and no path is longer
     // than `MAX_DEPTH`.
@@ -54,7 +68,16 @@ pub(super) fn walk<const D: usize>(
             }
             let r = nd.child[c];
             if r & LEAF != 0 {
-                leaf((r & !LEAF) as usize)?;
+                let (first, last) = ((r & !LEAF) as usize, nd.last[c] as usize);
+                if first == last {
+                    leaf(first, &nd.child_box(c))?;
+                } else {
+                    for (p, b) in leaves[first..=last].iter().enumerate() {
+                        if b.overlaps(region) {
+                            leaf(first + p, b)?;
+                        }
+                    }
+                }
             } else if next.is_none() {
                 next = Some(r);
             } else {

@@ -87,15 +87,11 @@ impl<const D: usize> Bvh<D> {
         cut: &mut f32,
         mut visit: impl FnMut(usize, f32, &mut f32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        match self.leaves.len() {
-            0 => return ControlFlow::Continue(()),
-            1 => {
-                return match ray.enters_box(&self.leaves[0], *cut) {
-                    Some(t) => visit(0, t, cut),
-                    None => ControlFlow::Continue(()),
-                }
-            }
-            _ => {}
+        if self.nodes.is_empty() {
+            return match self.leaves.first().and_then(|b| ray.enters_box(b, *cut)) {
+                Some(t) => visit(0, t, cut),
+                None => ControlFlow::Continue(()),
+            };
         }
         // Pending subtrees with the `t` the ray enters them at: at most one a level.
         let mut stack = [(0u32, 0.0f32); MAX_DEPTH];
@@ -113,7 +109,16 @@ impl<const D: usize> Bvh<D> {
                 }
                 let r = nd.child[c];
                 if r & LEAF != 0 {
-                    visit((r & !LEAF) as usize, t, cut)?;
+                    let (first, last) = ((r & !LEAF) as usize, nd.last[c] as usize);
+                    if first == last {
+                        visit(first, t, cut)?;
+                    } else {
+                        for p in first..=last {
+                            if let Some(t) = ray.enters_box(&self.leaves[p], *cut) {
+                                visit(p, t, cut)?;
+                            }
+                        }
+                    }
                 } else if next.is_none() {
                     next = Some(r);
                 } else {

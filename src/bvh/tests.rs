@@ -143,6 +143,12 @@ fn queries_agree_with_a_filter() {
     for ((name, boxes), how) in scenes::<3>(1500, 1).into_iter().flat_map(|s| BUILDS.map(|h| (s.clone(), h)))
     {
         let t = built(how, &boxes, 0.0);
+        // The same tree kept for walks: buckets of leaves, the leaves as they were.
+        let mut kept = built(how, &boxes, 0.0);
+        kept.keep_for_walks();
+        kept.validate().unwrap();
+        assert_eq!((&kept.leaves, &kept.ids), (&t.leaves, &t.ids), "{name} {how}");
+        assert!(t.len() < 8 || kept.nodes.len() < t.nodes.len() / 2, "{name} {how}: buckets");
         for q in 0..50 {
             let min: [f32; 3] = std::array::from_fn(|_| r.range(-10.0, 60.0));
             let s = if q % 5 == 0 { 1e7 } else { r.range(0.0, 8.0) };
@@ -156,6 +162,16 @@ fn queries_agree_with_a_filter() {
             let want: Vec<u32> =
                 (0..boxes.len() as u32).filter(|&i| boxes[i as usize].overlaps(&region)).collect();
             assert_eq!(got, want, "{name} {how} query {q}");
+            for tree in [&t, &kept] {
+                let mut with_boxes = Vec::new();
+                let _ = tree.query_boxes(&region, |p, b| {
+                    assert_eq!(*b, boxes[tree.ids[p] as usize], "{name} {how}: leaf {p}'s box");
+                    with_boxes.push(tree.ids[p]);
+                    ControlFlow::Continue(())
+                });
+                with_boxes.sort_unstable();
+                assert_eq!(with_boxes, want, "{name} {how} query {q}, {} nodes", tree.nodes.len());
+            }
         }
         // A visitor that breaks stops the walk at once.
         let mut seen = 0;

@@ -159,6 +159,7 @@ impl<const D: usize> World<D> {
     pub fn insert_with(&mut self, aabb: Aabb<D>, kind: Kind, filter: Filter) -> Result<Handle, Error> {
         check(&aabb, 0)?;
         self.slots.room(1)?;
+        self.reserve(1);
         Ok(self.put(aabb, kind, filter))
     }
 
@@ -308,11 +309,11 @@ impl<const D: usize> World<D> {
     /// PERF: benches/world.rs (`build`).
     fn reserve(&mut self, n: usize) {
         let fresh = n.saturating_sub(self.slots.free.len());
-        let _ = self.slots.generations.try_reserve(fresh);
-        let _ = self.slots.alive.try_reserve(fresh);
-        let _ = self.store.boxes.try_reserve(fresh);
-        let _ = self.store.kinds.try_reserve(fresh);
-        let _ = self.store.filters.try_reserve(fresh);
+        reserve_slack(&mut self.slots.generations, fresh);
+        reserve_slack(&mut self.slots.alive, fresh);
+        reserve_slack(&mut self.store.boxes, fresh);
+        reserve_slack(&mut self.store.kinds, fresh);
+        reserve_slack(&mut self.store.filters, fresh);
         let _ = self.store.before.try_reserve(n);
         let _ = self.dirty.list.try_reserve(n);
         let words = (self.slots.len() + fresh).div_ceil(64);
@@ -334,5 +335,16 @@ impl<const D: usize> World<D> {
             self.store.before.push(snap);
             self.dirty.mark(s as u32);
         }
+    }
+}
+
+/// Room for `n` more items in a per-slot array, with an eighth of slack rather than
+/// `Vec`'s doubling: a level of a million statics followed by a hundred thousand
+/// dynamics would otherwise hold room for two million objects for good. Repeated small
+/// batches still grow geometrically (by at least an eighth), so an item is copied a
+/// bounded number of times. A refused reservation is let go (the pushes then grow it).
+fn reserve_slack<T>(v: &mut Vec<T>, n: usize) {
+    if v.capacity() - v.len() < n {
+        let _ = v.try_reserve_exact(n.max(v.len() / 8));
     }
 }

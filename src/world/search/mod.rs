@@ -231,14 +231,6 @@ fn morton_order<const D: usize>(
     order.extend(keys.iter().map(|&k| k as u32));
 }
 
-/// The union of two boxes.
-fn union<const D: usize>(a: &Aabb<D>, b: &Aabb<D>) -> Aabb<D> {
-    Aabb {
-        min: std::array::from_fn(|k| a.min[k].min(b.min[k])),
-        max: std::array::from_fn(|k| a.max[k].max(b.max[k])),
-    }
-}
-
 /// Whether box `a` holds box `b`.
 fn holds<const D: usize>(a: &Aabb<D>, b: &Aabb<D>) -> bool {
     (0..D).all(|k| a.min[k] <= b.min[k] && b.max[k] <= a.max[k])
@@ -410,6 +402,7 @@ impl<const D: usize> Search<D> {
         self.gather = Vec::new();
         self.gather_ids = Vec::new();
         self.gather_found = Vec::new();
+        self.gather_slots = Vec::new();
         Ok(())
     }
 

@@ -29,6 +29,11 @@ impl<const D: usize> Search<D> {
         if self.static_gens.len() != self.statics.ids.len() || !gens.eq(self.static_gens.iter().copied()) {
             return bad("the static leaves' generations are not their objects'".into());
         }
+        let grown = |s: u32| store.boxes[s as usize].grown(super::tree_margin(margin));
+        let boxes = &self.statics.leaves;
+        if let Some(p) = (0..boxes.len()).find(|&p| boxes[p] != grown(self.statics.ids[p])) {
+            return bad(format!("static leaf {p} does not hold its object's grown box"));
+        }
         if !self.dynamic_built {
             return Ok(());
         }
@@ -109,6 +114,24 @@ mod tests {
         w.scratch.search.static_gens[1] += 1;
         match w.validate() {
             Err(Error::Invariant { detail }) => assert!(detail.contains("generations"), "{detail}"),
+            other => panic!("validate returned {other:?}"),
+        }
+    }
+
+    /// A static box that changes behind the world's back (no dirty mark) no longer
+    /// matches its leaf.
+    #[test]
+    fn validate_catches_a_static_leaf_off_its_box() {
+        let mut w = World::<2>::new(Config::default()).unwrap();
+        let statics: Vec<_> =
+            (0..5).map(|i| Aabb::new([3.0 * i as f32, 0.0], [3.0 * i as f32 + 1.0, 1.0])).collect();
+        w.extend(&statics, Kind::Static).unwrap();
+        w.insert(Aabb::new([0.5; 2], [2.5; 2]), Kind::Dynamic).unwrap();
+        w.update().unwrap();
+        w.validate().unwrap();
+        w.store.boxes[2].max[1] = 0.5;
+        match w.validate() {
+            Err(Error::Invariant { detail }) => assert!(detail.contains("static leaf"), "{detail}"),
             other => panic!("validate returned {other:?}"),
         }
     }

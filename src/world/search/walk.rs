@@ -20,7 +20,7 @@
 //!   Allocation: the part's kept vectors.
 //! - Source: Box2D v3's broad phase (the moved proxies query the trees).
 
-use super::{fat, holds, pair, union, Part, Search, CROWDED, DYN_LIST_MAX, EXTRA, NONE};
+use super::{fat, holds, pair, Part, Search, CROWDED, DYN_LIST_MAX, EXTRA, NONE};
 use crate::world::store::{pairable, Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Handle, Kind};
 use crate::Aabb;
@@ -60,7 +60,7 @@ impl<const D: usize> Mover<D> {
             (false, false) => return None,
             (true, false) => was.aabb,
             (false, true) => is.aabb,
-            (true, true) => union(&was.aabb, &is.aabb),
+            (true, true) => was.aabb.union(&is.aabb),
         }
         .grown(f.margin);
         if region.is_inverted() {
@@ -251,18 +251,14 @@ impl<const D: usize> Search<D> {
             }
             _ => {
                 let fat = dynamic(&m.is).then(|| fat(&m.is.aabb, f.margin));
-                let q = fat.map_or(m.region, |fb| union(&m.region, &fb));
+                let q = fat.map_or(m.region, |fb| m.region.union(&fb));
                 let start = part.lists.len();
                 let lists = &mut part.lists;
-                let _ = self.statics.query(&q, |p| {
+                let _ = self.statics.query_boxes(&q, |p, leaf| {
                     let y = self.statics.ids[p];
                     // The leaf is the box grown by the tree margin: the pair test's box
                     // only where the margin is not negative.
-                    let g = if f.margin < 0.0 {
-                        f.store.boxes[y as usize].grown(f.margin)
-                    } else {
-                        self.statics.leaves[p]
-                    };
+                    let g = if f.margin < 0.0 { f.store.boxes[y as usize].grown(f.margin) } else { *leaf };
                     m.meet(y, &g, Kind::Static, f, old, new);
                     if fat.is_some_and(|fb| fb.overlaps(&g)) {
                         lists.push((y, g));
