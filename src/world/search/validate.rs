@@ -1,10 +1,12 @@
 //! The search's invariants ([`Search::validate`]), checked by `World::validate` where
 //! nothing is pending: the trees, the static tree's contents, and every dynamic object's
-//! leaf and its copy of the box. O(n).
+//! leaf and its copy of the box, and the neighbour lists. O(n) for the trees, a walk a list
+//! for the lists.
 
 use super::{holds, Search, EXTRA, NONE};
 use crate::world::{handle::Slots, store::Store, Kind};
-use crate::Error;
+use crate::{Aabb, Error};
+use std::ops::ControlFlow;
 
 impl<const D: usize> Search<D> {
     /// Checks the search's invariants against the world as of the last update (nothing
@@ -56,7 +58,47 @@ impl<const D: usize> Search<D> {
                 p => return bad(format!("live dynamic slot {s} has no leaf ({p:#x})")),
             }
         }
+        self.validate_static_lists(store, margin)?;
         self.validate_dynamic_lists()
+    }
+
+    /// Every valid static list holds exactly the static objects whose pair-test boxes
+    /// (grown by the margin) meet the list's fat box, each with that box, in any order;
+    /// the arena's live count is the valid lists' lengths.
+    fn validate_static_lists(&self, store: &Store<D>, margin: f32) -> Result<(), Error> {
+        let bad = |detail: String| Err(Error::Invariant { detail: format!("world search: {detail}") });
+        let mut live = 0;
+        let (mut want, mut have) = (Vec::new(), Vec::new());
+        for (i, l) in self.near.iter().enumerate().filter(|(_, l)| l.generation != NONE) {
+            live += l.len as usize;
+            if l.generation != self.static_generation {
+                continue;
+            }
+            let Some(list) = self.arena.get(l.start as usize..(l.start + l.len) as usize) else {
+                return bad(format!("static list {i} runs past the arena"));
+            };
+            want.clear();
+            let _ = self.statics.query(&l.fat, |p| {
+                let y = self.statics.ids[p];
+                let g = store.boxes[y as usize].grown(margin);
+                if l.fat.overlaps(&g) {
+                    want.push((y, g));
+                }
+                ControlFlow::Continue(())
+            });
+            have.clear();
+            have.extend_from_slice(list);
+            let key = |e: &(u32, Aabb<D>)| e.0;
+            want.sort_unstable_by_key(key);
+            have.sort_unstable_by_key(key);
+            if want != have {
+                return bad(format!("static list {i} is not the static objects near its box"));
+            }
+        }
+        if live != self.arena_live {
+            return bad(format!("{} live arena entries counted, {live} in the lists", self.arena_live));
+        }
+        Ok(())
     }
 
     /// Every valid dynamic list holds each other leaf whose box meets its leaf's box, with
@@ -132,6 +174,29 @@ mod tests {
         w.store.boxes[2].max[1] = 0.5;
         match w.validate() {
             Err(Error::Invariant { detail }) => assert!(detail.contains("static leaf"), "{detail}"),
+            other => panic!("validate returned {other:?}"),
+        }
+    }
+
+    /// A static list that loses an entry no longer holds the static objects near it.
+    #[test]
+    fn validate_catches_an_incomplete_static_list() {
+        let mut w = World::<2>::new(Config::default()).unwrap();
+        let statics: Vec<_> = (0..40).map(|i| Aabb::new([i as f32, 0.0], [i as f32 + 1.0, 1.0])).collect();
+        w.extend(&statics, Kind::Static).unwrap();
+        let d: Vec<_> =
+            (0..4).map(|i| Aabb::new([10.0 * i as f32 + 0.5, 0.5], [10.0 * i as f32 + 1.5, 1.5])).collect();
+        let hs = w.extend(&d, Kind::Dynamic).unwrap();
+        w.update().unwrap();
+        w.set_aabb(hs[1], Aabb::new([10.6, 0.5], [11.6, 1.5])).unwrap();
+        w.update().unwrap();
+        w.validate().unwrap();
+        let search = &mut w.scratch.search;
+        let l = search.near.iter_mut().find(|l| l.len > 0).expect("a moved object made a list");
+        search.arena_live -= 1;
+        l.len -= 1;
+        match w.validate() {
+            Err(Error::Invariant { detail }) => assert!(detail.contains("near its box"), "{detail}"),
             other => panic!("validate returned {other:?}"),
         }
     }
