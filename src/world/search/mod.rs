@@ -33,8 +33,9 @@
 //! - Threads: the walks in fixed chunks of the dirty list, in Morton order, on the
 //!   caller's rayon pool; the builds as `Bvh::build_sah` and `Bvh::build_for_queries`.
 //!   Results are sorted by the caller, so the same bytes for any thread count.
-//! - Allocation: the trees, maps, lists and per-chunk pair lists are kept from frame to
-//!   frame (the lists' arena is compacted now and then).
+//! - Allocation: the trees, maps, lists and per-chunk buffers are kept from frame to
+//!   frame; the lists' arena is compacted now and then, and buffers an outsized frame
+//!   grew are trimmed after it (`trim_parts`).
 //! - Source: Box2D v3's broad phase (fat AABBs with a margin in a tree for moving proxies,
 //!   a separate static tree, queries of the moved proxies only); Karras' LBVH and Wald's
 //!   binned surface area build for the trees.
@@ -79,6 +80,27 @@ struct Part<const D: usize> {
     /// crowded).
     dyn_items: Vec<(u32, Aabb<D>)>,
     dyn_fresh: Vec<(u32, u32, u32)>,
+}
+
+/// Gives back what an outsized frame left in the per-chunk buffers (a first frame of
+/// walks makes every moving object's lists at once; the frames after, a few): a chunk's
+/// list buffers down to twice what they held once they hold over four times more, and
+/// the chunks past twice this frame's. Steady frames trim nothing, so allocate nothing.
+fn trim_parts<const D: usize>(parts: &mut Vec<Part<D>>, chunks: usize) {
+    fn trim<T>(v: &mut Vec<T>) {
+        let keep = 2 * v.len().max(16);
+        if v.capacity() > 2 * keep {
+            v.shrink_to(keep);
+        }
+    }
+    if parts.len() > 2 * chunks {
+        parts.truncate(chunks);
+    }
+    for p in parts.iter_mut() {
+        trim(&mut p.lists);
+        trim(&mut p.dyn_items);
+        trim(&mut p.fresh);
+    }
 }
 
 /// A dynamic object's list of the static objects near it: those whose grown boxes meet
@@ -342,6 +364,7 @@ impl<const D: usize> Search<D> {
         }
         self.keep_lists(&parts[..chunks], store.len());
         self.keep_dynamic_lists(&parts[..chunks]);
+        trim_parts(&mut parts, chunks);
         self.parts = parts;
         // The pairs among changed objects: as they were, then as they are.
         let list = dirty.list();
@@ -423,8 +446,12 @@ impl<const D: usize> Search<D> {
         }
     }
 
-    /// Keeps the static lists the walks made: each moves into the arena and replaces its
-    /// slot's list. The arena is compacted once its dead entries outnumber its live ones.
+    /// Keeps the static lists the walks made: each replaces its slot's list, in place
+    /// where it is no longer than the list it replaces, else at the arena's end. The
+    /// arena grows by an eighth at a time and is compacted (to an eighth over its live
+    /// entries) once its dead entries pass half its live ones: a list per dynamic object
+    /// is the largest thing the world keeps after its trees. PERF: benches/world.rs
+    /// (`move_10`, and the memory after each moving group).
     fn keep_lists(&mut self, parts: &[Part<D>], slots: usize) {
         let stale = Near { start: 0, len: 0, generation: NONE, fat: Aabb { min: [0.0; D], max: [0.0; D] } };
         if self.near_of.len() < slots {
@@ -438,17 +465,25 @@ impl<const D: usize> Search<D> {
                     self.near.push(stale);
                 }
                 let old = &mut self.near[*at as usize];
-                if old.generation != NONE {
+                let list = &p.lists[start as usize..(start + len) as usize];
+                let held = old.generation != NONE;
+                if held {
                     self.arena_live -= old.len as usize;
                 }
-                let at = self.arena.len() as u32;
-                self.arena.extend_from_slice(&p.lists[start as usize..(start + len) as usize]);
+                let at = if held && len <= old.len {
+                    self.arena[old.start as usize..(old.start + len) as usize].copy_from_slice(list);
+                    old.start
+                } else {
+                    crate::world::reserve_slack(&mut self.arena, list.len());
+                    self.arena.extend_from_slice(list);
+                    (self.arena.len() - list.len()) as u32
+                };
                 *old = Near { start: at, len, generation: self.static_generation, fat };
                 self.arena_live += len as usize;
             }
         }
-        if self.arena.len() > 2 * self.arena_live + 4096 {
-            let mut packed = Vec::with_capacity(2 * self.arena_live);
+        if self.arena.len() > self.arena_live + self.arena_live / 2 + 4096 {
+            let mut packed = Vec::with_capacity(self.arena_live + self.arena_live / 8);
             for l in self.near.iter_mut().filter(|l| l.generation != NONE) {
                 let at = packed.len() as u32;
                 packed.extend_from_slice(&self.arena[l.start as usize..(l.start + l.len) as usize]);
