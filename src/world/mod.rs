@@ -339,11 +339,11 @@ impl<const D: usize> World<D> {
 }
 
 /// Room for `n` more items in a per-slot array (or the search's list arena), with an
-/// eighth of slack rather than
-/// `Vec`'s doubling: a level of a million statics followed by a hundred thousand
-/// dynamics would otherwise hold room for two million objects for good. Repeated small
-/// batches still grow geometrically (by at least an eighth), so an item is copied a
-/// bounded number of times. A refused reservation is let go (the pushes then grow it).
+/// eighth of slack rather than `Vec`'s doubling: a level of a million statics followed
+/// by a hundred thousand dynamics would otherwise hold room for two million objects for
+/// good. Repeated small batches still grow geometrically (by at least an eighth), so an
+/// item is copied a bounded number of times. A refused reservation is let go (the
+/// pushes then grow it).
 pub(crate) fn reserve_slack<T>(v: &mut Vec<T>, n: usize) {
     if v.capacity() - v.len() < n {
         let _ = v.try_reserve_exact(n.max(v.len() / 8));
