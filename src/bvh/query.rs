@@ -29,10 +29,9 @@ impl<const D: usize> Bvh<D> {
     pub(crate) fn query_boxes(
         &self,
         region: &Aabb<D>,
-        visit: impl FnMut(usize, &Aabb<D>) -> ControlFlow<()>,
+        mut visit: impl FnMut(usize, &Aabb<D>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         if self.nodes.is_empty() {
-            let mut visit = visit;
             return match self.leaves.first() {
                 Some(b) if b.overlaps(region) => visit(0, b),
                 _ => ControlFlow::Continue(()),
