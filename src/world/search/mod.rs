@@ -15,9 +15,10 @@
 //!   ancestors (`Bvh::enlarge`, O(depth)); an object without a leaf takes a freed one, or
 //!   waits in a short list (`Search::extras`). The dynamic tree is rebuilt when
 //!   [`REBUILD_SHARE`] of its leaves have grown or been freed, or the list is long.
-//! - Neighbour lists: each dynamic object keeps the static objects (slot and grown box)
-//!   near its fat box, as of the current static tree; a walk whose region stays inside
-//!   that box reads the list instead of the static tree. Each dynamic leaf keeps the
+//! - Neighbour lists: each dynamic object keeps the static objects near its fat box (slot
+//!   and grown box, the box in 16-bit steps of the fat box: `listed`), as of the current
+//!   static tree; a walk whose region stays inside that box reads the list instead of the
+//!   static tree. Each dynamic leaf keeps the
 //!   other leaves whose boxes meet its box (`dyn_lists`), kept current as leaves grow; a
 //!   walk whose region its leaf holds reads that list instead of the dynamic tree.
 //! - INVARIANT: every live dynamic object that is clean this frame has a leaf whose box
@@ -48,12 +49,14 @@ use crate::{Aabb, Broadphase, Error};
 use rayon::prelude::*;
 
 mod among;
+mod listed;
 mod query;
 mod upkeep;
 mod validate;
 mod walk;
 
 use among::Among;
+use listed::Entry;
 
 pub(crate) use query::Sight;
 
@@ -74,7 +77,7 @@ const REBUILD_SHARE: usize = 8;
 struct Part<const D: usize> {
     old: Vec<[Handle; 2]>,
     new: Vec<[Handle; 2]>,
-    lists: Vec<(u32, Aabb<D>)>,
+    lists: Vec<Entry<D>>,
     fresh: Vec<(u32, u32, u32, Aabb<D>)>,
     /// The dynamic lists it made: (leaf position, start in `dyn_items`, length; `NONE`:
     /// crowded).
@@ -188,7 +191,7 @@ pub(crate) struct Search<const D: usize> {
     /// arena, and the entries of it still in use.
     near_of: Vec<u32>,
     near: Vec<Near<D>>,
-    arena: Vec<(u32, Aabb<D>)>,
+    arena: Vec<Entry<D>>,
     arena_live: usize,
     /// Each dynamic leaf position's list of the other dynamic leaves whose boxes meet its
     /// box (position, and that leaf's box, kept current), valid while `dyn_gens[p] ==
@@ -290,7 +293,7 @@ impl<const D: usize> Search<D> {
         let objects = objects
             + self.near.capacity() * std::mem::size_of::<Near<D>>()
             + 4 * self.near_of.capacity()
-            + (4 + std::mem::size_of::<Aabb<D>>()) * self.arena.capacity()
+            + std::mem::size_of::<Entry<D>>() * self.arena.capacity()
             + std::mem::size_of::<Aabb<D>>() * self.leaf_box.capacity()
             + self.dyn_lists.capacity() * std::mem::size_of::<Vec<(u32, Aabb<D>)>>()
             + self.dyn_lists.iter().map(|l| l.capacity()).sum::<usize>()
@@ -300,7 +303,8 @@ impl<const D: usize> Search<D> {
                 .parts
                 .iter()
                 .map(|p| {
-                    (4 + std::mem::size_of::<Aabb<D>>()) * (p.lists.capacity() + p.dyn_items.capacity())
+                    std::mem::size_of::<Entry<D>>() * p.lists.capacity()
+                        + (4 + std::mem::size_of::<Aabb<D>>()) * p.dyn_items.capacity()
                         + std::mem::size_of::<(u32, u32, u32, Aabb<D>)>() * p.fresh.capacity()
                         + 12 * p.dyn_fresh.capacity()
                 })

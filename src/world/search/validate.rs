@@ -3,9 +3,10 @@
 //! leaf and its copy of the box, and the neighbour lists. O(n) for the trees, a walk a list
 //! for the lists.
 
+use super::listed::Grid;
 use super::{holds, Search, EXTRA, NONE};
 use crate::world::{handle::Slots, store::Store, Kind};
-use crate::{Aabb, Error};
+use crate::Error;
 use std::ops::ControlFlow;
 
 impl<const D: usize> Search<D> {
@@ -77,22 +78,36 @@ impl<const D: usize> Search<D> {
             let Some(list) = self.arena.get(l.start as usize..(l.start + l.len) as usize) else {
                 return bad(format!("static list {i} runs past the arena"));
             };
+            let Some(grid) = Grid::new(&l.fat) else {
+                return bad(format!("static list {i} is kept for a box without a grid"));
+            };
             want.clear();
             let _ = self.statics.query(&l.fat, |p| {
                 let y = self.statics.ids[p];
                 let g = store.boxes[y as usize].grown(margin);
-                if l.fat.overlaps(&g) {
-                    want.push((y, g));
+                if l.fat.overlaps(&g) && !g.is_inverted() {
+                    want.push(y);
                 }
                 ControlFlow::Continue(())
             });
             have.clear();
-            have.extend_from_slice(list);
-            let key = |e: &(u32, Aabb<D>)| e.0;
-            want.sort_unstable_by_key(key);
-            have.sort_unstable_by_key(key);
+            have.extend(list.iter().map(|e| e.slot));
+            want.sort_unstable();
+            have.sort_unstable();
             if want != have {
                 return bad(format!("static list {i} is not the static objects near its box"));
+            }
+            // Each entry's steps bracket its object's box clipped to the fat box.
+            for e in list {
+                let g = store.boxes[e.slot as usize].grown(margin);
+                let (outer, inner) = (grid.outer(e), grid.inner(e));
+                let off = (0..D).any(|k| {
+                    let (lo, hi) = (g.min[k].max(l.fat.min[k]), g.max[k].min(l.fat.max[k]));
+                    !(outer.min[k] <= lo && hi <= outer.max[k] && lo <= inner.min[k] && inner.max[k] <= hi)
+                });
+                if off {
+                    return bad(format!("static list {i}'s entry for slot {} is off its box", e.slot));
+                }
             }
         }
         if live != self.arena_live {

@@ -20,6 +20,7 @@
 //!   Allocation: the part's kept vectors.
 //! - Source: Box2D v3's broad phase (the moved proxies query the trees).
 
+use super::listed::{Entry, Grid, Listed, Meets};
 use super::{fat, holds, pair, Part, Search, CROWDED, DYN_LIST_MAX, EXTRA, NONE};
 use crate::world::store::{pairable, Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Handle, Kind};
@@ -91,13 +92,66 @@ impl<const D: usize> Mover<D> {
         if !self.region.overlaps(g) || g.is_inverted() || f.dirty.contains(y) {
             return;
         }
+        self.settle(y, yk, self.was_g.overlaps(g), self.is_g.overlaps(g), f, old, new);
+    }
+
+    /// A static object met in a list ([`Listed`]: its box in steps of the list's fat box,
+    /// which holds the region): as [`Mover::meet`], with the exact box loaded only where
+    /// the steps leave a test unsettled.
+    #[inline(always)]
+    fn meet_listed(
+        &self,
+        e: &Entry<D>,
+        grid: &Grid<D>,
+        f: &Frame<'_, D>,
+        old: &mut Vec<[Handle; 2]>,
+        new: &mut Vec<[Handle; 2]>,
+    ) {
+        let outer = grid.outer(e);
+        if !self.region.overlaps(&outer) || f.dirty.contains(e.slot) {
+            return;
+        }
+        let listed = Listed { outer, inner: grid.inner(e) };
+        match (listed.meets(&self.was_g), listed.meets(&self.is_g)) {
+            (Meets::Unsure, _) | (_, Meets::Unsure) => {
+                let g = f.store.boxes[e.slot as usize].grown(f.margin);
+                self.settle(
+                    e.slot,
+                    Kind::Static,
+                    self.was_g.overlaps(&g),
+                    self.is_g.overlaps(&g),
+                    f,
+                    old,
+                    new,
+                );
+            }
+            (then, now) => {
+                self.settle(e.slot, Kind::Static, then == Meets::Yes, now == Meets::Yes, f, old, new)
+            }
+        }
+    }
+
+    /// The pairs of clean object `y` (kind `yk`) with this object then and now, given
+    /// whether its box meets this object's grown box then (`was_meets`) and now.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn settle(
+        &self,
+        y: u32,
+        yk: Kind,
+        was_meets: bool,
+        is_meets: bool,
+        f: &Frame<'_, D>,
+        old: &mut Vec<[Handle; 2]>,
+        new: &mut Vec<[Handle; 2]>,
+    ) {
         let yi = y as usize;
         debug_assert_eq!(f.store.kinds[yi], yk, "slot {y} met as {yk:?}");
         let yf = f.store.filter_for_pairs(yi);
-        let hit = |me: &Snapshot<D>, mg: &Aabb<D>| {
-            me.alive && pairable(me.kind, me.filter, yk, yf) && !mg.is_inverted() && mg.overlaps(g)
+        let hit = |me: &Snapshot<D>, mg: &Aabb<D>, meets: bool| {
+            me.alive && pairable(me.kind, me.filter, yk, yf) && !mg.is_inverted() && meets
         };
-        let (then, now) = (hit(&self.was, &self.was_g), hit(&self.is, &self.is_g));
+        let (then, now) = (hit(&self.was, &self.was_g, was_meets), hit(&self.is, &self.is_g, is_meets));
         if self.same && then == now {
             return;
         }
@@ -243,14 +297,19 @@ impl<const D: usize> Search<D> {
             return;
         }
         let (old, new) = (&mut part.old, &mut part.new);
-        match self.near_of.get(m.s as usize).and_then(|&i| self.near.get(i as usize)) {
-            Some(l) if l.generation == self.static_generation && holds(&l.fat, &m.region) => {
-                for (y, g) in &self.arena[l.start as usize..(l.start + l.len) as usize] {
-                    m.meet(*y, g, Kind::Static, f, old, new);
+        let list = self.near_of.get(m.s as usize).and_then(|&i| self.near.get(i as usize));
+        let list = list.filter(|l| l.generation == self.static_generation && holds(&l.fat, &m.region));
+        // A list is kept only where its fat box has a grid.
+        match list.and_then(|l| Some((l, Grid::new(&l.fat)?))) {
+            Some((l, grid)) => {
+                for e in &self.arena[l.start as usize..(l.start + l.len) as usize] {
+                    m.meet_listed(e, &grid, f, old, new);
                 }
             }
-            _ => {
+            None => {
                 let fat = dynamic(&m.is).then(|| fat(&m.is.aabb, f.margin));
+                // A fat box near the ends of f32's range has no grid, and keeps no list.
+                let grid = fat.and_then(|fb| Grid::new(&fb));
                 let q = fat.map_or(m.region, |fb| m.region.union(&fb));
                 let start = part.lists.len();
                 let lists = &mut part.lists;
@@ -260,12 +319,14 @@ impl<const D: usize> Search<D> {
                     // only where the margin is not negative.
                     let g = if f.margin < 0.0 { f.store.boxes[y as usize].grown(f.margin) } else { *leaf };
                     m.meet(y, &g, Kind::Static, f, old, new);
-                    if fat.is_some_and(|fb| fb.overlaps(&g)) {
-                        lists.push((y, g));
+                    if let (Some(fb), Some(grid)) = (fat, grid) {
+                        if fb.overlaps(&g) && !g.is_inverted() {
+                            lists.push(grid.encode(y, &g));
+                        }
                     }
                     ControlFlow::Continue(())
                 });
-                if let Some(fb) = fat {
+                if let (Some(fb), Some(_)) = (fat, grid) {
                     part.fresh.push((m.s, start as u32, (part.lists.len() - start) as u32, fb));
                 }
             }
