@@ -29,8 +29,15 @@ const QMAX: u32 = 65_534;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Entry<const D: usize> {
     pub(super) slot: u32,
-    min: [u16; D],
-    max: [u16; D],
+    pub(super) min: [u16; D],
+    pub(super) max: [u16; D],
+}
+
+impl<const D: usize> Entry<D> {
+    /// An entry that names no object (spare room in an arena).
+    pub(super) fn placeholder() -> Self {
+        Self { slot: u32::MAX, min: [0; D], max: [0; D] }
+    }
 }
 
 /// The steps of one fat box: step `q` on axis `k` is at `origin[k] + q * step[k]`, rounded

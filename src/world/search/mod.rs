@@ -49,6 +49,7 @@ use crate::{Aabb, Broadphase, Error};
 use rayon::prelude::*;
 
 mod among;
+mod leaf_lists;
 mod listed;
 mod query;
 mod upkeep;
@@ -56,6 +57,7 @@ mod validate;
 mod walk;
 
 use among::Among;
+use leaf_lists::LeafLists;
 use listed::Entry;
 
 pub(crate) use query::Sight;
@@ -81,7 +83,7 @@ struct Part<const D: usize> {
     fresh: Vec<(u32, u32, u32, Aabb<D>)>,
     /// The dynamic lists it made: (leaf position, start in `dyn_items`, length; `NONE`:
     /// crowded).
-    dyn_items: Vec<(u32, Aabb<D>)>,
+    dyn_items: Vec<Entry<D>>,
     dyn_fresh: Vec<(u32, u32, u32)>,
 }
 
@@ -115,15 +117,6 @@ struct Near<const D: usize> {
     generation: u32,
     fat: Aabb<D>,
 }
-
-/// The longest list of near dynamic leaves a leaf keeps: a crowd, or leaves grown over a
-/// long way (an object re-inserted far off takes a freed leaf and stretches it), would
-/// otherwise make lists of hundreds, each a place to update as leaves grow.
-/// PERF: benches/world.rs (`move_10`); the demo's memory.
-const DYN_LIST_MAX: usize = 16;
-
-/// The mark of a crowded leaf in `dyn_gens` (the generation below it).
-const CROWDED: u32 = 1 << 31;
 
 /// A dynamic tree that lasted this many frames is rebuilt by the surface area heuristic,
 /// else in Morton order (`Search::build_dynamics`).
@@ -194,15 +187,10 @@ pub(crate) struct Search<const D: usize> {
     arena: Vec<Entry<D>>,
     arena_live: usize,
     /// Each dynamic leaf position's list of the other dynamic leaves whose boxes meet its
-    /// box (position, and that leaf's box, kept current), valid while `dyn_gens[p] ==
-    /// dyn_gen`: a changed object whose region its leaf holds reads its list instead of
-    /// walking the dynamic tree (`walk`). Made by a walk; a leaf that grows is put in (or
-    /// updated in) every valid list it meets, and its own list goes stale. A leaf whose
-    /// list would pass [`DYN_LIST_MAX`] is crowded (`dyn_gens[p] == dyn_gen | CROWDED`):
-    /// it keeps no list and walks the tree, until it grows or the lists go stale.
-    dyn_lists: Vec<Vec<(u32, Aabb<D>)>>,
-    dyn_gens: Vec<u32>,
-    dyn_gen: u32,
+    /// box (`leaf_lists`): a changed object whose region its leaf holds reads its list
+    /// instead of walking the dynamic tree (`walk`). Made by a walk; a leaf that grows is
+    /// put in (or updated in) every valid list it meets, and its own list goes stale.
+    leaf_lists: LeafLists<D>,
     /// The grown box of the object at each dynamic leaf position (current for every clean
     /// object), read beside the tree rather than from the store by slot.
     leaf_box: Vec<Aabb<D>>,
@@ -295,16 +283,12 @@ impl<const D: usize> Search<D> {
             + 4 * self.near_of.capacity()
             + std::mem::size_of::<Entry<D>>() * self.arena.capacity()
             + std::mem::size_of::<Aabb<D>>() * self.leaf_box.capacity()
-            + self.dyn_lists.capacity() * std::mem::size_of::<Vec<(u32, Aabb<D>)>>()
-            + self.dyn_lists.iter().map(|l| l.capacity()).sum::<usize>()
-                * (4 + std::mem::size_of::<Aabb<D>>())
-            + 4 * self.dyn_gens.capacity()
+            + self.leaf_lists.bytes()
             + self
                 .parts
                 .iter()
                 .map(|p| {
-                    std::mem::size_of::<Entry<D>>() * p.lists.capacity()
-                        + (4 + std::mem::size_of::<Aabb<D>>()) * p.dyn_items.capacity()
+                    std::mem::size_of::<Entry<D>>() * (p.lists.capacity() + p.dyn_items.capacity())
                         + std::mem::size_of::<(u32, u32, u32, Aabb<D>)>() * p.fresh.capacity()
                         + 12 * p.dyn_fresh.capacity()
                 })
@@ -437,17 +421,18 @@ impl<const D: usize> Search<D> {
     fn keep_dynamic_lists(&mut self, parts: &[Part<D>]) {
         for part in parts {
             for &(p, start, len) in &part.dyn_fresh {
-                let l = &mut self.dyn_lists[p as usize];
                 if len == NONE {
-                    *l = Vec::new();
-                    self.dyn_gens[p as usize] = self.dyn_gen | CROWDED;
-                    continue;
+                    self.leaf_lists.crowd(p as usize);
+                } else {
+                    self.leaf_lists.set(
+                        p as usize,
+                        &part.dyn_items[start as usize..(start + len) as usize],
+                        0,
+                    );
                 }
-                l.clear();
-                l.extend_from_slice(&part.dyn_items[start as usize..(start + len) as usize]);
-                self.dyn_gens[p as usize] = self.dyn_gen;
             }
         }
+        self.leaf_lists.compact();
     }
 
     /// Keeps the static lists the walks made: each replaces its slot's list, in place

@@ -10,7 +10,7 @@
 //! - Allocation: the trees' kept buffers; a static rebuild gives back what only it needs.
 //! - Source: Box2D v3's broad phase (enlarged AABBs, a rebuild once the tree is loose).
 
-use super::{fat, holds, tree_margin, Search, CROWDED, DYN_LIST_MAX, EXTRA, NONE, REBUILD_SHARE, SAH_FRAMES};
+use super::{fat, holds, tree_margin, Search, EXTRA, NONE, REBUILD_SHARE, SAH_FRAMES};
 use crate::world::store::{Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Kind};
 use std::ops::ControlFlow;
@@ -40,7 +40,7 @@ impl<const D: usize> Search<D> {
         // rather than kept up to date leaf by leaf, they all go stale at once.
         let lists = self.clean_dynamics > 0;
         if !lists {
-            self.stale_dynamic_lists();
+            self.leaf_lists.stale_all();
         }
         for &s in list {
             let p = self.slot_pos[s as usize];
@@ -128,33 +128,15 @@ impl<const D: usize> Search<D> {
     /// Dynamic leaf `q` grew: its own list goes stale, and it is put in (or its box
     /// updated in) every valid list of a leaf it meets. O(log n + k) for k leaves met.
     fn grown_dynamic(&mut self, q: usize) {
-        self.dyn_gens[q] = NONE;
+        self.leaf_lists.stale(q);
         let b = self.dynamics.leaves[q];
-        let (lists, gens, generation) = (&mut self.dyn_lists, &mut self.dyn_gens, self.dyn_gen);
+        let (lists, leaves) = (&mut self.leaf_lists, &self.dynamics.leaves);
         let _ = self.dynamics.query(&b, |r| {
-            if r != q && gens[r] == generation {
-                let l = &mut lists[r];
-                if let Some(e) = l.iter_mut().find(|e| e.0 == q as u32) {
-                    e.1 = b;
-                } else if l.len() < DYN_LIST_MAX {
-                    l.push((q as u32, b));
-                } else {
-                    *l = Vec::new();
-                    gens[r] = generation | CROWDED;
-                }
+            if r != q {
+                lists.grown(r, &leaves[r], q as u32, &b);
             }
             ControlFlow::Continue(())
         });
-    }
-
-    /// Every dynamic list goes stale (crowded marks too), in O(1) (but once in 2^31
-    /// times).
-    fn stale_dynamic_lists(&mut self) {
-        self.dyn_gen += 1;
-        if self.dyn_gen >= CROWDED - 1 {
-            self.dyn_gen = 0;
-            self.dyn_gens.fill(NONE);
-        }
     }
 
     /// Rebuilds the dynamic tree over the live dynamic objects' fat boxes.
@@ -181,10 +163,7 @@ impl<const D: usize> Search<D> {
         self.dynamic_built_at = self.frames;
         // New positions: every dynamic list is stale.
         let n = self.dynamics.len();
-        self.dyn_lists.resize_with(n, Vec::new);
-        self.dyn_lists.iter_mut().for_each(Vec::clear);
-        self.dyn_gens.clear();
-        self.dyn_gens.resize(n, NONE);
+        self.leaf_lists.reset(n);
         self.pos_slot.clear();
         self.pos_slot.resize(n, NONE);
         self.leaf_box.clear();

@@ -3,7 +3,7 @@
 //! leaf and its copy of the box, and the neighbour lists. O(n) for the trees, a walk a list
 //! for the lists.
 
-use super::listed::Grid;
+use super::listed::{Entry, Grid};
 use super::{holds, Search, EXTRA, NONE};
 use crate::world::{handle::Slots, store::Store, Kind};
 use crate::Error;
@@ -117,35 +117,37 @@ impl<const D: usize> Search<D> {
     }
 
     /// Every valid dynamic list holds each other leaf whose box meets its leaf's box, with
-    /// that leaf's box as it is, and nothing else but leaves with their current boxes.
+    /// that leaf's box as it is (in steps of its own leaf's box), and nothing else; the
+    /// lists' arena is sound.
     fn validate_dynamic_lists(&self) -> Result<(), Error> {
         let bad = |detail: String| Err(Error::Invariant { detail: format!("world search: {detail}") });
         let n = self.dynamics.len();
-        if self.dyn_lists.len() != n || self.dyn_gens.len() != n {
-            return bad(format!("{} dynamic lists for {n} leaves", self.dyn_lists.len()));
+        if self.leaf_lists.len() != n {
+            return bad(format!("{} dynamic lists for {n} leaves", self.leaf_lists.len()));
+        }
+        if let Err(detail) = self.leaf_lists.check() {
+            return bad(detail);
         }
         let leaves = &self.dynamics.leaves;
         for p in 0..n {
-            let l = &self.dyn_lists[p];
-            if self.dyn_gens[p] == self.dyn_gen | super::CROWDED && l.capacity() > 0 {
-                return bad(format!("crowded leaf {p} keeps a list"));
-            }
-            if self.dyn_gens[p] != self.dyn_gen {
-                continue;
-            }
-            if l.len() > super::DYN_LIST_MAX {
-                return bad(format!("leaf {p}'s list has {} entries", l.len()));
-            }
-            if let Some((q, _)) = l.iter().find(|(q, b)| *q as usize >= n || *b != leaves[*q as usize]) {
-                return bad(format!("leaf {p}'s list has leaf {q} with a stale box"));
+            let Some(l) = self.leaf_lists.get(p) else { continue };
+            let Some(grid) = Grid::new(&leaves[p]) else {
+                return bad(format!("leaf {p} keeps a list for a box without a grid"));
+            };
+            let stale = |e: &Entry<D>| {
+                let q = e.slot as usize;
+                q >= n || q == p || *e != grid.encode(e.slot, &leaves[q])
+            };
+            if let Some(e) = l.iter().find(|e| stale(e)) {
+                return bad(format!("leaf {p}'s list has leaf {} with a stale box", e.slot));
             }
             let mut missing = None;
             let _ = self.dynamics.query(&leaves[p], |q| {
-                if q != p && !l.iter().any(|e| e.0 as usize == q) {
+                if q != p && !l.iter().any(|e| e.slot as usize == q) {
                     missing = Some(q);
-                    return std::ops::ControlFlow::Break(());
+                    return ControlFlow::Break(());
                 }
-                std::ops::ControlFlow::Continue(())
+                ControlFlow::Continue(())
             });
             if let Some(q) = missing {
                 return bad(format!("leaf {p}'s list misses leaf {q}, which meets it"));
@@ -230,15 +232,14 @@ mod tests {
             w.update().unwrap();
             w.validate().unwrap();
         }
-        let search = &w.scratch.search;
-        let p = (0..search.dyn_lists.len())
-            .find(|&p| search.dyn_gens[p] == search.dyn_gen && !search.dyn_lists[p].is_empty())
-            .expect("a valid, non-empty list");
-        let popped = w.scratch.search.dyn_lists[p].pop().unwrap();
+        let lists = &mut w.scratch.search.leaf_lists;
+        let p =
+            (0..lists.len()).find(|&p| lists.get(p).is_some_and(|l| !l.is_empty())).expect("a valid list");
+        *lists.get_mut(p).unwrap().0 -= 1;
         assert!(matches!(w.validate(), Err(Error::Invariant { detail }) if detail.contains("misses")));
-        w.scratch.search.dyn_lists[p].push(popped);
+        *w.scratch.search.leaf_lists.get_mut(p).unwrap().0 += 1;
         w.validate().unwrap();
-        w.scratch.search.dyn_lists[p][0].1.max[0] += 1.0;
+        w.scratch.search.leaf_lists.get_mut(p).unwrap().1[0].max[0] ^= 1;
         assert!(matches!(w.validate(), Err(Error::Invariant { detail }) if detail.contains("stale box")));
     }
 
@@ -262,8 +263,7 @@ mod tests {
             assert_eq!(got, crate::brute_force_pairs(&now, &Config::default()).unwrap(), "frame {frame}");
         }
         let s = &w.scratch.search;
-        let crowded =
-            (0..s.dyn_gens.len()).filter(|&p| s.dyn_gens[p] == s.dyn_gen | super::super::CROWDED).count();
+        let crowded = (0..s.leaf_lists.len()).filter(|&p| s.leaf_lists.crowded(p)).count();
         assert!(crowded > 0, "no leaf was marked crowded");
     }
 }

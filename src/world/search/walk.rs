@@ -20,8 +20,9 @@
 //!   Allocation: the part's kept vectors.
 //! - Source: Box2D v3's broad phase (the moved proxies query the trees).
 
+use super::leaf_lists::DYN_LIST_MAX;
 use super::listed::{Entry, Grid, Listed, Meets};
-use super::{fat, holds, pair, Part, Search, CROWDED, DYN_LIST_MAX, EXTRA, NONE};
+use super::{fat, holds, pair, Part, Search, EXTRA, NONE};
 use crate::world::store::{pairable, Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Handle, Kind};
 use crate::Aabb;
@@ -207,8 +208,7 @@ impl<const D: usize> Search<D> {
             }
             if let Some(&p) = self.slot_pos.get(s).filter(|&&p| p < EXTRA) {
                 prefetch(&self.dynamics.leaves[p as usize]);
-                prefetch(&self.dyn_lists[p as usize]);
-                prefetch(&self.dyn_gens[p as usize]);
+                self.leaf_lists.prefetch_head(p as usize);
             }
         }
         for &i in at {
@@ -219,9 +219,7 @@ impl<const D: usize> Search<D> {
                 }
             }
             if let Some(&p) = self.slot_pos.get(s).filter(|&&p| p < EXTRA) {
-                if let Some(e) = self.dyn_lists[p as usize].first() {
-                    prefetch(e);
-                }
+                self.leaf_lists.prefetch_list(p as usize);
             }
         }
     }
@@ -244,45 +242,48 @@ impl<const D: usize> Search<D> {
             Some(&p) if p < EXTRA && holds(&self.dynamics.leaves[p as usize], &m.region) => Some(p as usize),
             _ => None,
         };
-        match leaf {
-            Some(p) if self.dyn_gens[p] == self.dyn_gen => {
-                for (q, b) in &self.dyn_lists[p] {
+        let walk_region = |meet: &mut dyn FnMut(usize)| {
+            let _ = self.dynamics.query(&m.region, |q| {
+                meet(q);
+                ControlFlow::Continue(())
+            });
+        };
+        let Some(p) = leaf else { return walk_region(&mut meet) };
+        let leaf_box = &self.dynamics.leaves[p];
+        // A leaf near the ends of f32's range has no grid, and keeps no list.
+        let Some(grid) = Grid::new(leaf_box) else { return walk_region(&mut meet) };
+        if let Some(list) = self.leaf_lists.get(p) {
+            for e in list {
+                if grid.outer(e).overlaps(&m.region) {
+                    meet(e.slot as usize);
+                }
+            }
+        } else if self.leaf_lists.crowded(p) {
+            walk_region(&mut meet);
+        } else {
+            let start = part.dyn_items.len();
+            let items = &mut part.dyn_items;
+            let mut listed = 0;
+            let _ = self.dynamics.query(leaf_box, |q| {
+                if q != p {
+                    let b = &self.dynamics.leaves[q];
+                    // Past the cap the list is not kept: no need to hold more.
+                    if listed <= DYN_LIST_MAX {
+                        items.push(grid.encode(q as u32, b));
+                        listed += 1;
+                    }
                     if b.overlaps(&m.region) {
-                        meet(*q as usize);
+                        meet(q);
                     }
                 }
-            }
-            Some(p) if self.dyn_gens[p] != self.dyn_gen | CROWDED => {
-                let start = part.dyn_items.len();
-                let items = &mut part.dyn_items;
-                let mut listed = 0;
-                let _ = self.dynamics.query(&self.dynamics.leaves[p], |q| {
-                    if q != p {
-                        let b = self.dynamics.leaves[q];
-                        // Past the cap the list is not kept: no need to hold more.
-                        if listed <= DYN_LIST_MAX {
-                            items.push((q as u32, b));
-                            listed += 1;
-                        }
-                        if b.overlaps(&m.region) {
-                            meet(q);
-                        }
-                    }
-                    ControlFlow::Continue(())
-                });
-                let len = part.dyn_items.len() - start;
-                if len > DYN_LIST_MAX {
-                    part.dyn_items.truncate(start);
-                    part.dyn_fresh.push((p as u32, start as u32, NONE));
-                } else {
-                    part.dyn_fresh.push((p as u32, start as u32, len as u32));
-                }
-            }
-            _ => {
-                let _ = self.dynamics.query(&m.region, |q| {
-                    meet(q);
-                    ControlFlow::Continue(())
-                });
+                ControlFlow::Continue(())
+            });
+            let len = part.dyn_items.len() - start;
+            if len > DYN_LIST_MAX {
+                part.dyn_items.truncate(start);
+                part.dyn_fresh.push((p as u32, start as u32, NONE));
+            } else {
+                part.dyn_fresh.push((p as u32, start as u32, len as u32));
             }
         }
     }
