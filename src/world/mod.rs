@@ -22,8 +22,10 @@
 //! - Threads: the search runs on the caller's rayon pool (`pool.install(|| world.update())`);
 //!   the pairs and events are the same bytes for any thread count, and depend only on the
 //!   sequence of calls.
-//! - Allocation: per-slot arrays grow with the slots; the pair set with the pairs; frame
-//!   buffers are reused. Nothing shrinks.
+//! - Allocation: per-slot arrays grow with the slots, but for the filters, stored only up
+//!   to the last slot with a filter other than the default (none where every object has
+//!   the default) and given back once no object has another; the pair set grows with the
+//!   pairs; frame buffers are reused.
 //! - Errors: every call checks its input first and changes nothing when it fails, batches
 //!   included (all or nothing). No call panics.
 //! - Source: Box2D v3's broad phase (the move buffer, the pair set, generational ids).
@@ -218,7 +220,7 @@ impl<const D: usize> World<D> {
     /// Sets the filter of the object `h` names (the same filter changes nothing).
     pub fn set_filter(&mut self, h: Handle, filter: Filter) -> Result<(), Error> {
         let s = self.slots.slot(h)?;
-        if self.store.filters[s] != filter {
+        if self.store.filter(s) != filter {
             self.touch(s);
             self.store.set_filter(s, filter);
         }
@@ -231,6 +233,9 @@ impl<const D: usize> World<D> {
         let s = self.slots.slot(h)?;
         self.touch(s);
         self.store.count(self.store.kinds[s], false);
+        // The snapshot keeps the filter for the pairs of the last update; a dead slot has
+        // the default, so that the filters are given back once no live object has another.
+        self.store.set_filter(s, Filter::default());
         self.slots.kill(s);
         Ok(())
     }
@@ -313,7 +318,6 @@ impl<const D: usize> World<D> {
         reserve_slack(&mut self.slots.alive, fresh);
         reserve_slack(&mut self.store.boxes, fresh);
         reserve_slack(&mut self.store.kinds, fresh);
-        reserve_slack(&mut self.store.filters, fresh);
         let _ = self.store.before.try_reserve(n);
         let _ = self.dirty.list.try_reserve(n);
         let words = (self.slots.len() + fresh).div_ceil(64);

@@ -259,7 +259,7 @@ impl<const D: usize> World<D> {
     /// Whether slot `s` passes the filter.
     #[inline]
     fn passes(&self, s: usize, filter: Option<Filter>) -> bool {
-        filter.map_or(true, |f| f.accepts(self.store.filters[s]))
+        filter.map_or(true, |f| f.accepts(self.store.filter(s)))
     }
 
     /// Each object in the region: the clean ones through the trees (which hold each kind

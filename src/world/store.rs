@@ -9,8 +9,12 @@
 //!   pairs of the last update while changes are pending. Snapshots sit in dirty-list
 //!   order; a lookup by slot goes through an index sorted by slot ([`index_dirty`], built
 //!   once a frame), O(log changed).
-//! - Cost: O(1) a change. Threads: none. Allocation: the three arrays grow by one on each
-//!   new slot; the snapshot list grows to the most slots changed in one frame and is kept.
+//! - Cost: O(1) a change. Threads: none. Allocation: the boxes and kinds grow by one on
+//!   each new slot. The filters are stored for a prefix of the slots only, up to the last
+//!   slot given a filter other than the default (a slot past it has the default), so a
+//!   world in which every object has the default filter stores none; once no slot has
+//!   another, they are given back (see [`Store::set_filter`]). The snapshot list grows to
+//!   the most slots changed in one frame and is kept.
 //! - Source: this crate (the boxes are kept as the caller set them; the margin is applied
 //!   where pairs are found).
 
@@ -67,6 +71,10 @@ pub(crate) fn touching<const D: usize>(a: &Aabb<D>, b: &Aabb<D>, margin: f32) ->
     !a.is_inverted() && !b.is_inverted() && a.overlaps(&b)
 }
 
+/// The stored filters are given back once no slot has a filter other than the default
+/// only after a filter change per this many slots they cover (see [`Store::set_filter`]).
+pub(crate) const GIVE_BACK_STEP: usize = 64;
+
 /// One slot's state as of the last update.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct Snapshot<const D: usize> {
@@ -88,11 +96,17 @@ pub(crate) struct Store<const D: usize> {
     pub(crate) boxes: Vec<Aabb<D>>,
     /// Each slot's kind (meaningless where dead).
     pub(crate) kinds: Vec<Kind>,
-    /// Each slot's filter (meaningless where dead).
+    /// The filters of the first `filters.len()` slots; every slot at or past the length
+    /// has the default filter. Read through [`Store::filter`].
+    /// INVARIANT: `filters.len() <= len()`; a dead slot has the default filter.
     pub(crate) filters: Vec<Filter>,
     /// Slots whose filter is not the default: while none is, every pair test skips the
     /// filters (the walks read no filter of the objects they meet).
     pub(crate) filtered: usize,
+    /// Filter changes since `filters` was last grown from empty: it is given back when
+    /// `filtered` falls to 0 only once these pay for growing it again (see
+    /// [`Store::set_filter`]).
+    pub(crate) filter_changes: usize,
     /// Live static and dynamic objects.
     pub(crate) statics: usize,
     pub(crate) dynamics: usize,
@@ -111,7 +125,6 @@ impl<const D: usize> Store<D> {
     pub(crate) fn push_dead(&mut self) {
         self.boxes.push(Aabb { min: [0.0; D], max: [0.0; D] });
         self.kinds.push(Kind::Static);
-        self.filters.push(Filter::default());
     }
 
     /// Slot `s`'s state now, `alive` and `generation` from the slot table.
@@ -121,15 +134,45 @@ impl<const D: usize> Store<D> {
             generation: slots.generations[s],
             aabb: self.boxes[s],
             kind: self.kinds[s],
-            filter: self.filters[s],
+            filter: self.filter(s),
         }
     }
 
-    /// Sets slot `s`'s filter, keeping the count of filtered slots.
+    /// Slot `s`'s filter (the default past the stored prefix).
+    #[inline]
+    pub(crate) fn filter(&self, s: usize) -> Filter {
+        self.filters.get(s).copied().unwrap_or_default()
+    }
+
+    /// Sets slot `s`'s filter, keeping the count of filtered slots. The stored prefix
+    /// grows (by at least an eighth, as the other per-slot arrays) only where a filter
+    /// other than the default is set past it. When no slot has a filter other than the
+    /// default any more, the filters are given back, provided at least one filter change
+    /// per [`GIVE_BACK_STEP`] slots they cover happened since they were grown from
+    /// empty: growing them again costs O(slots covered), so toggling one filter back and
+    /// forth stays O(1) amortised (a world that set one filter in a million slots and took
+    /// it back keeps them until some 16 000 changes more).
     pub(crate) fn set_filter(&mut self, s: usize, filter: Filter) {
         let plain = Filter::default();
-        self.filtered = self.filtered + (filter != plain) as usize - (self.filters[s] != plain) as usize;
+        let was = self.filter(s);
+        if was == filter {
+            return;
+        }
+        self.filter_changes = self.filter_changes.saturating_add(1);
+        if s >= self.filters.len() {
+            // Past the prefix the filter is the default, so `filter` is not.
+            if self.filters.is_empty() {
+                self.filter_changes = 1;
+            }
+            let more = s + 1 - self.filters.len();
+            super::reserve_slack(&mut self.filters, more);
+            self.filters.resize(s + 1, plain);
+        }
         self.filters[s] = filter;
+        self.filtered = self.filtered + (filter != plain) as usize - (was != plain) as usize;
+        if self.filtered == 0 && self.filter_changes.saturating_mul(GIVE_BACK_STEP) >= self.filters.len() {
+            self.filters = Vec::new();
+        }
     }
 
     /// The filter of slot `s` for a pair test: the default while no slot has another.
@@ -138,7 +181,7 @@ impl<const D: usize> Store<D> {
         if self.filtered == 0 {
             Filter::default()
         } else {
-            self.filters[s]
+            self.filter(s)
         }
     }
 

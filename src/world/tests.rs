@@ -139,7 +139,8 @@ fn bytes_follow_the_capacities() {
     w.extend(&boxes, Kind::Dynamic).unwrap();
     w.update().unwrap();
     let s = w.stats().clone();
-    assert!(s.object_bytes >= 100 * (16 + 4 + 1 + 1 + 8), "{s:?}");
+    // Boxes, generations, live flags, kinds; no filters (every object has the default).
+    assert!(s.object_bytes >= 100 * (16 + 4 + 1 + 1), "{s:?}");
     assert!(s.pair_bytes >= s.pairs * 9, "{s:?}");
     assert_eq!(s.pairs, 99 + 98);
 }
@@ -209,7 +210,18 @@ fn validate_catches_each_broken_invariant() {
         ("pair with a slot past the end", |w| {
             w.pairs.set.insert(key(0, 99));
         }),
-        ("pair refused by the filter", |w| w.store.filters[0] = Filter { membership: 0, mask: u32::MAX }),
+        ("pair refused by the filter", |w| {
+            // Counted, so that only the pair check finds it.
+            w.store.filters = vec![Filter { membership: 0, mask: u32::MAX }];
+            w.store.filtered = 1;
+        }),
+        ("filtered slots miscounted", |w| w.store.filtered = 1),
+        ("filters past the last slot", |w| w.store.filters = vec![Filter::default(); 99]),
+        ("dead slot with a filter", |w| {
+            // Slot 1 was removed; counted, so that only the dead slot check finds it.
+            w.store.filters = vec![Filter::default(), Filter { membership: 1, mask: 1 }];
+            w.store.filtered = 1;
+        }),
         ("pair no longer overlapping", |w| w.store.boxes[0] = sq(50.0, 50.0, 1.0)),
         ("cache stale", |w| {
             let mut v = w.pairs.cache.take().unwrap();
@@ -304,4 +316,99 @@ fn the_tree_search_follows_a_moving_crowd() {
         go::<2>(margin);
         go::<3>(margin);
     }
+}
+
+/// The pairs the rule makes among `objs` (live objects with their boxes, kinds and
+/// filters), by brute force, sorted.
+fn expected(objs: &[(Handle, Aabb<2>, Kind, Filter)], config: &Config<2>) -> Vec<[Handle; 2]> {
+    let boxes: Vec<Aabb<2>> = objs.iter().map(|o| o.1).collect();
+    let mut want: Vec<[Handle; 2]> = crate::brute_force_pairs(&boxes, config)
+        .unwrap()
+        .into_iter()
+        .map(|[i, j]| (&objs[i as usize], &objs[j as usize]))
+        .filter(|(a, b)| store::pairable(a.2, a.3, b.2, b.3))
+        .map(|(a, b)| if a.0.index() < b.0.index() { [a.0, b.0] } else { [b.0, a.0] })
+        .collect();
+    want.sort_unstable();
+    want
+}
+
+/// Updates, validates, and checks the pairs against the brute force.
+fn settle(w: &mut World<2>, objs: &[(Handle, Aabb<2>, Kind, Filter)], step: &str) {
+    w.update().unwrap();
+    w.validate().unwrap();
+    assert_eq!(w.pairs(), &expected(objs, w.config())[..], "{step}");
+}
+
+/// A world in which every object has the default filter stores none; setting one stores
+/// a prefix of the slots up to it, and taking the last one back gives them back (once
+/// enough filter changes pay for growing them again).
+#[test]
+fn filters_are_stored_only_while_some_object_has_one() {
+    let mut w = world();
+    let boxes: Vec<Aabb<2>> =
+        (0..300).map(|i| sq((i % 30) as f32 * 0.5, (i / 30) as f32 * 3.0, 1.0)).collect();
+    let hs = w.extend(&boxes, Kind::Dynamic).unwrap();
+    let mut objs: Vec<_> =
+        hs.iter().zip(&boxes).map(|(&h, &b)| (h, b, Kind::Dynamic, Filter::default())).collect();
+    settle(&mut w, &objs, "extend");
+    assert_eq!((w.store.filters.capacity(), w.store.filtered), (0, 0));
+
+    // Slots 200 and 201 refuse each other, 202 everything; all three overlap.
+    let fs = [
+        (200, Filter { membership: 2, mask: 2 }),
+        (201, Filter { membership: 1, mask: 1 }),
+        (202, Filter { membership: 0, mask: u32::MAX }),
+    ];
+    for (i, f) in fs {
+        w.set_filter(hs[i], f).unwrap();
+        objs[i].3 = f;
+    }
+    assert_eq!((w.store.filters.len(), w.store.filtered), (203, 3));
+    assert!(w.store.filters.capacity() < 300, "{}", w.store.filters.capacity());
+    settle(&mut w, &objs, "three filters");
+    assert!(w.pairs().iter().all(|p| !p.contains(&hs[202])));
+
+    // A removed object's slot has the default filter; its reuse starts with the one its
+    // insert gives.
+    w.remove(hs[202]).unwrap();
+    assert_eq!(w.store.filtered, 2);
+    let h = w.insert(boxes[202], Kind::Dynamic).unwrap();
+    assert_eq!((h.index(), w.store.filter(202)), (202, Filter::default()));
+    objs[202] = (h, boxes[202], Kind::Dynamic, Filter::default());
+    settle(&mut w, &objs, "reinserted");
+    w.remove(h).unwrap();
+    let f = Filter { membership: 4, mask: 4 };
+    let h = w.insert_with(boxes[202], Kind::Dynamic, f).unwrap();
+    assert_eq!((h.index(), w.store.filter(202), w.store.filtered), (202, f, 3));
+    objs[202] = (h, boxes[202], Kind::Dynamic, f);
+    settle(&mut w, &objs, "reinserted with a filter");
+
+    // Back to the default: the filters are given back.
+    for i in [200, 201, 202] {
+        w.set_filter(objs[i].0, Filter::default()).unwrap();
+        objs[i].3 = Filter::default();
+        w.validate().unwrap();
+    }
+    assert_eq!((w.store.filters.capacity(), w.store.filtered), (0, 0));
+    settle(&mut w, &objs, "defaults again");
+
+    // One filter set on the last slot and taken back: too few changes to pay for growing
+    // the filters again, so they are kept, until a few more changes.
+    let (last, f) = (299, Filter { membership: 1, mask: 1 });
+    w.set_filter(hs[last], f).unwrap();
+    w.set_filter(hs[last], Filter::default()).unwrap();
+    assert_eq!((w.store.filters.len(), w.store.filtered), (300, 0));
+    settle(&mut w, &objs, "kept");
+    let mut changes = 2;
+    while w.store.filters.capacity() > 0 {
+        let f = if changes % 2 == 0 { f } else { Filter::default() };
+        w.set_filter(hs[10], f).unwrap();
+        objs[10].3 = f;
+        changes += 1;
+        w.validate().unwrap();
+        assert!(changes * store::GIVE_BACK_STEP <= 300 + 2 * store::GIVE_BACK_STEP, "{changes}");
+    }
+    assert_eq!(objs[10].3, Filter::default());
+    settle(&mut w, &objs, "given back");
 }

@@ -1,9 +1,10 @@
 //! [`World::validate`]: every invariant of the world, checked.
 //!
-//! - The slot table: the per-slot arrays agree in length; the live count; live
-//!   generations below the retired mark; the free list holds exactly the dead slots that
-//!   are not retired, each once.
-//! - The store: the kind counts; every live box finite with `min <= max`.
+//! - The slot table: the per-slot arrays agree in length (the filters cover at most every
+//!   slot); the live count; live generations below the retired mark; the free list holds
+//!   exactly the dead slots that are not retired, each once.
+//! - The store: the kind counts; the count of slots with a filter other than the default;
+//!   every dead slot with the default filter; every live box finite with `min <= max`.
 //! - The dirty set: bit set iff listed, no duplicates, no bit past the last slot; a
 //!   snapshot for each listed slot, in list order, consistent with the slot's generation
 //!   now.
@@ -62,8 +63,8 @@ impl<const D: usize> World<D> {
         let (sl, st) = (&self.slots, &self.store);
         let n = sl.len();
         ensure!(
-            sl.alive.len() == n && st.boxes.len() == n && st.kinds.len() == n && st.filters.len() == n,
-            "per-slot arrays differ in length: generations {n}, alive {}, boxes {}, kinds {}, filters {}",
+            sl.alive.len() == n && st.boxes.len() == n && st.kinds.len() == n && st.filters.len() <= n,
+            "per-slot arrays differ in length: generations {n}, alive {}, boxes {}, kinds {}, filters {} (at most)",
             sl.alive.len(),
             st.boxes.len(),
             st.kinds.len(),
@@ -80,11 +81,19 @@ impl<const D: usize> World<D> {
                     super::Kind::Static => statics += 1,
                     super::Kind::Dynamic => dynamics += 1,
                 }
-            } else if sl.generations[s] == RETIRED {
-                retired += 1;
+            } else {
+                ensure!(
+                    st.filter(s) == super::Filter::default(),
+                    "dead slot {s} has a filter {:?}",
+                    st.filter(s)
+                );
+                if sl.generations[s] == RETIRED {
+                    retired += 1;
+                }
             }
         }
         ensure!(live == sl.live, "{live} live slots, counted {}", sl.live);
+        // Slots past the stored filters have the default.
         let filtered = st.filters.iter().filter(|&&f| f != super::Filter::default()).count();
         ensure!(filtered == st.filtered, "{filtered} slots with a filter, counted {}", st.filtered);
         ensure!(

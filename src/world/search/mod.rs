@@ -403,7 +403,7 @@ impl<const D: usize> Search<D> {
         for &[i, j] in &self.gather_found {
             let (a, b) = (self.gather_ids[i as usize], self.gather_ids[j as usize]);
             let (ai, bi) = (a as usize, b as usize);
-            if pairable(store.kinds[ai], store.filters[ai], store.kinds[bi], store.filters[bi]) {
+            if pairable(store.kinds[ai], store.filter(ai), store.kinds[bi], store.filter(bi)) {
                 new.push(pair(a, slots.generations[ai], b, slots.generations[bi]));
             }
         }
