@@ -74,7 +74,7 @@ const FAT: f32 = 0.5;
 const REBUILD_SHARE: usize = 8;
 
 /// What a chunk of walks produces: its old and new pairs, and the static lists it made
-/// (`fresh`: slot, start in `lists`, length, the fat box they were taken for).
+/// (`fresh`: leaf position, start in `lists`, length, the fat box they were taken for).
 #[derive(Debug, Default)]
 struct Part<const D: usize> {
     old: Vec<[Handle; 2]>,
@@ -116,6 +116,12 @@ struct Near<const D: usize> {
     len: u32,
     generation: u32,
     fat: Aabb<D>,
+}
+
+impl<const D: usize> Near<D> {
+    /// No list.
+    const NO_LIST: Self =
+        Near { start: 0, len: 0, generation: NONE, fat: Aabb { min: [0.0; D], max: [0.0; D] } };
 }
 
 /// A dynamic tree that lasted this many frames is rebuilt by the surface area heuristic,
@@ -179,10 +185,9 @@ pub(crate) struct Search<const D: usize> {
     keys: Vec<u64>,
     /// Per chunk of the dirty list: its pairs and its fresh static lists.
     parts: Vec<Part<D>>,
-    /// Each slot's entry in `near` (`NONE`: none; only dynamic objects get one), the
-    /// lists of nearby static objects (`Near`; `generation` `NONE`: stale), the lists'
-    /// arena, and the entries of it still in use.
-    near_of: Vec<u32>,
+    /// Each dynamic leaf position's list of nearby static objects (`Near`, for the
+    /// object at that leaf; `generation` `NONE`: none), the lists' arena, and the
+    /// entries of it still in use. An object without a leaf keeps no list.
     near: Vec<Near<D>>,
     arena: Vec<Entry<D>>,
     arena_live: usize,
@@ -280,7 +285,6 @@ impl<const D: usize> Search<D> {
             + self.among.iter().map(Among::bytes).sum::<usize>();
         let objects = objects
             + self.near.capacity() * std::mem::size_of::<Near<D>>()
-            + 4 * self.near_of.capacity()
             + std::mem::size_of::<Entry<D>>() * self.arena.capacity()
             + std::mem::size_of::<Aabb<D>>() * self.leaf_box.capacity()
             + self.leaf_lists.bytes()
@@ -350,7 +354,7 @@ impl<const D: usize> Search<D> {
             old.extend_from_slice(&p.old);
             new.extend_from_slice(&p.new);
         }
-        self.keep_lists(&parts[..chunks], store.len());
+        self.keep_lists(&parts[..chunks]);
         self.keep_dynamic_lists(&parts[..chunks]);
         trim_parts(&mut parts, chunks);
         self.parts = parts;
@@ -441,19 +445,10 @@ impl<const D: usize> Search<D> {
     /// entries) once its dead entries pass half its live ones: a list per dynamic object
     /// is the largest thing the world keeps after its trees. PERF: benches/world.rs
     /// (`move_10`, and the memory after each moving group).
-    fn keep_lists(&mut self, parts: &[Part<D>], slots: usize) {
-        let stale = Near { start: 0, len: 0, generation: NONE, fat: Aabb { min: [0.0; D], max: [0.0; D] } };
-        if self.near_of.len() < slots {
-            self.near_of.resize(slots, NONE);
-        }
+    fn keep_lists(&mut self, parts: &[Part<D>]) {
         for p in parts {
-            for &(s, start, len, fat) in &p.fresh {
-                let at = &mut self.near_of[s as usize];
-                if *at == NONE {
-                    *at = self.near.len() as u32;
-                    self.near.push(stale);
-                }
-                let old = &mut self.near[*at as usize];
+            for &(at, start, len, fat) in &p.fresh {
+                let old = &mut self.near[at as usize];
                 let list = &p.lists[start as usize..(start + len) as usize];
                 let held = old.generation != NONE;
                 if held {

@@ -10,7 +10,7 @@
 //! - Allocation: the trees' kept buffers; a static rebuild gives back what only it needs.
 //! - Source: Box2D v3's broad phase (enlarged AABBs, a rebuild once the tree is loose).
 
-use super::{fat, holds, tree_margin, Search, EXTRA, NONE, REBUILD_SHARE, SAH_FRAMES};
+use super::{fat, holds, tree_margin, Near, Search, EXTRA, NONE, REBUILD_SHARE, SAH_FRAMES};
 use crate::world::store::{Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Kind};
 use std::ops::ControlFlow;
@@ -49,6 +49,7 @@ impl<const D: usize> Search<D> {
                     self.slot_pos[s as usize] = NONE;
                 } else if p != NONE {
                     self.pos_slot[p as usize] = NONE;
+                    self.drop_list(p as usize);
                     self.free.push(p);
                     self.slot_pos[s as usize] = NONE;
                     self.loosened += 1;
@@ -139,11 +140,21 @@ impl<const D: usize> Search<D> {
         });
     }
 
+    /// The static list kept at leaf position `p`, if any, is dropped (its leaf was freed).
+    fn drop_list(&mut self, p: usize) {
+        if let Some(l) = self.near.get_mut(p).filter(|l| l.generation != NONE) {
+            self.arena_live -= l.len as usize;
+            l.generation = NONE;
+        }
+    }
+
     /// Rebuilds the dynamic tree over the live dynamic objects' fat boxes.
     fn build_dynamics(&mut self, slots: &Slots, store: &Store<D>, margin: f32) {
         self.gather.clear();
         self.gather_slots.clear();
-        self.slot_pos.clear();
+        // The slots' positions in the old tree, for their static lists.
+        let old_pos = std::mem::take(&mut self.slot_pos);
+        let mut old_near = std::mem::take(&mut self.near);
         self.slot_pos.resize(store.len(), NONE);
         for (s, &alive) in slots.alive.iter().enumerate() {
             if alive && store.kinds[s] == Kind::Dynamic {
@@ -167,12 +178,21 @@ impl<const D: usize> Search<D> {
         self.pos_slot.clear();
         self.pos_slot.resize(n, NONE);
         self.leaf_box.clear();
+        // Each object's static list follows it to its new position; a list left behind
+        // (its object gone from the tree) is dropped.
+        self.near.resize(n, Near::NO_LIST);
         for (p, &id) in self.dynamics.ids.iter().enumerate() {
             let s = self.gather_slots[id as usize];
             self.pos_slot[p] = s;
             self.slot_pos[s as usize] = p as u32;
             self.leaf_box.push(store.boxes[s as usize].grown(margin));
+            let was = old_pos.get(s as usize).copied().unwrap_or(NONE);
+            if let Some(l) = old_near.get_mut(was as usize) {
+                self.near[p] = std::mem::replace(l, Near::NO_LIST);
+            }
         }
+        self.arena_live -=
+            old_near.iter().filter(|l| l.generation != NONE).map(|l| l.len as usize).sum::<usize>();
         // Fat boxes are grown by the tree margin, never negative: every live dynamic
         // object has a leaf, even one that a negative margin turns inside out.
         self.free.clear();

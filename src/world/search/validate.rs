@@ -68,6 +68,13 @@ impl<const D: usize> Search<D> {
     /// the arena's live count is the valid lists' lengths.
     fn validate_static_lists(&self, store: &Store<D>, margin: f32) -> Result<(), Error> {
         let bad = |detail: String| Err(Error::Invariant { detail: format!("world search: {detail}") });
+        if self.dynamic_built && self.near.len() != self.dynamics.len() {
+            return bad(format!(
+                "{} static lists for {} dynamic leaves",
+                self.near.len(),
+                self.dynamics.len()
+            ));
+        }
         let mut live = 0;
         let (mut want, mut have) = (Vec::new(), Vec::new());
         for (i, l) in self.near.iter().enumerate().filter(|(_, l)| l.generation != NONE) {

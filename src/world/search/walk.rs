@@ -196,29 +196,26 @@ impl<const D: usize> Search<D> {
         for &i in at {
             let s = slot(i);
             prefetch(&f.store.boxes[s]);
-            if let (Some(n), Some(p)) = (self.near_of.get(s), self.slot_pos.get(s)) {
-                prefetch(n);
+            if let Some(p) = self.slot_pos.get(s) {
                 prefetch(p);
             }
         }
         for &i in at {
             let s = slot(i);
-            if let Some(h) = self.near_of.get(s).and_then(|&n| self.near.get(n as usize)) {
-                prefetch(h);
-            }
             if let Some(&p) = self.slot_pos.get(s).filter(|&&p| p < EXTRA) {
+                if let Some(h) = self.near.get(p as usize) {
+                    prefetch(h);
+                }
                 prefetch(&self.dynamics.leaves[p as usize]);
                 self.leaf_lists.prefetch_head(p as usize);
             }
         }
         for &i in at {
             let s = slot(i);
-            if let Some(h) = self.near_of.get(s).and_then(|&n| self.near.get(n as usize)) {
-                if let Some(e) = self.arena.get(h.start as usize) {
+            if let Some(&p) = self.slot_pos.get(s).filter(|&&p| p < EXTRA) {
+                if let Some(e) = self.near.get(p as usize).and_then(|h| self.arena.get(h.start as usize)) {
                     prefetch(e);
                 }
-            }
-            if let Some(&p) = self.slot_pos.get(s).filter(|&&p| p < EXTRA) {
                 self.leaf_lists.prefetch_list(p as usize);
             }
         }
@@ -298,7 +295,9 @@ impl<const D: usize> Search<D> {
             return;
         }
         let (old, new) = (&mut part.old, &mut part.new);
-        let list = self.near_of.get(m.s as usize).and_then(|&i| self.near.get(i as usize));
+        // The object's leaf: a list is kept by leaf position.
+        let at = self.slot_pos.get(m.s as usize).copied().filter(|&p| p < EXTRA && dynamic(&m.is));
+        let list = at.and_then(|p| self.near.get(p as usize));
         let list = list.filter(|l| l.generation == self.static_generation && holds(&l.fat, &m.region));
         // A list is kept only where its fat box has a grid.
         match list.and_then(|l| Some((l, Grid::new(&l.fat)?))) {
@@ -308,7 +307,7 @@ impl<const D: usize> Search<D> {
                 }
             }
             None => {
-                let fat = dynamic(&m.is).then(|| fat(&m.is.aabb, f.margin));
+                let fat = at.map(|_| fat(&m.is.aabb, f.margin));
                 // A fat box near the ends of f32's range has no grid, and keeps no list.
                 let grid = fat.and_then(|fb| Grid::new(&fb));
                 let q = fat.map_or(m.region, |fb| m.region.union(&fb));
@@ -327,8 +326,8 @@ impl<const D: usize> Search<D> {
                     }
                     ControlFlow::Continue(())
                 });
-                if let (Some(fb), Some(_)) = (fat, grid) {
-                    part.fresh.push((m.s, start as u32, (part.lists.len() - start) as u32, fb));
+                if let (Some(p), Some(fb), Some(_)) = (at, fat, grid) {
+                    part.fresh.push((p, start as u32, (part.lists.len() - start) as u32, fb));
                 }
             }
         }
