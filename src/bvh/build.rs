@@ -45,6 +45,7 @@ impl<const D: usize> Bvh<D> {
     }
 
     fn build_with(&mut self, boxes: &[Aabb<D>], margin: f32, shapes: bool) {
+        self.wide = Vec::new();
         // The centres' bounds, in f64 (a centre of two f32 extremes overflows f32).
         let centre = |b: &Aabb<D>, k: usize| {
             let c = (b.min[k] as f64 + b.max[k] as f64) * 0.5;

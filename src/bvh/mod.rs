@@ -43,6 +43,7 @@ mod ray;
 mod sah;
 #[cfg(test)]
 mod tests;
+mod wide;
 
 pub(crate) use ray::RayTest;
 
@@ -111,6 +112,8 @@ impl<const D: usize> Node<D> {
 #[derive(Debug, Default)]
 pub(crate) struct Bvh<const D: usize> {
     pub(crate) nodes: Vec<Node<D>>,
+    /// A tree kept for walks: its nodes, four-wide (`wide`); `nodes` is then empty.
+    pub(crate) wide: Vec<wide::Wide<D>>,
     /// The live boxes (grown by the margin), in the build's order.
     pub(crate) leaves: Vec<Aabb<D>>,
     /// The caller's index of each leaf.
@@ -136,12 +139,13 @@ impl<const D: usize> Bvh<D> {
     }
 
     /// Makes the tree one for walks only: subtrees of at most [`bucket::BUCKET`] leaves become
-    /// buckets (`bucket::collapse`), and everything a region or ray walk does not read
-    /// is given back. For a tree that is walked until it is rebuilt, never grown by
+    /// buckets (`bucket::collapse`), the binary nodes are folded into four-wide ones
+    /// (`wide`), and everything a region or ray walk does not read is given back. For a tree that is walked until it is rebuilt, never grown by
     /// [`Bvh::enlarge`] nor searched for all its pairs (the next build allocates the rest
     /// again).
     pub(crate) fn keep_for_walks(&mut self) {
         self.collapse();
+        self.widen();
         self.keys = Vec::new();
         self.scratch = Vec::new();
         self.parents = Vec::new();
@@ -154,6 +158,7 @@ impl<const D: usize> Bvh<D> {
     pub(crate) fn bytes(&self) -> usize {
         use std::mem::size_of;
         self.nodes.capacity() * size_of::<Node<D>>()
+            + self.wide.capacity() * size_of::<wide::Wide<D>>()
             + self.leaves.capacity() * size_of::<Aabb<D>>()
             + 4 * (self.ids.capacity() + self.parents.capacity() + self.leaf_parents.capacity())
             + 8 * (self.keys.capacity() + self.scratch.capacity())
@@ -167,6 +172,9 @@ impl<const D: usize> Bvh<D> {
         let n = self.leaves.len();
         if self.ids.len() != n {
             return bad(format!("{} ids for {n} leaves", self.ids.len()));
+        }
+        if !self.wide.is_empty() {
+            return self.validate_wide();
         }
         // Buckets make fewer nodes; a tree of two leaves or more has a root.
         if self.nodes.len() > n.saturating_sub(1) || (n >= 2) == self.nodes.is_empty() {

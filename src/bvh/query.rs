@@ -31,6 +31,9 @@ impl<const D: usize> Bvh<D> {
         region: &Aabb<D>,
         mut visit: impl FnMut(usize, &Aabb<D>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
+        if !self.wide.is_empty() {
+            return super::wide::walk_wide(&self.wide, &self.leaves, region, visit);
+        }
         if self.nodes.is_empty() {
             return match self.leaves.first() {
                 Some(b) if b.overlaps(region) => visit(0, b),

@@ -87,6 +87,9 @@ impl<const D: usize> Bvh<D> {
         cut: &mut f32,
         mut visit: impl FnMut(usize, f32, &mut f32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
+        if !self.wide.is_empty() {
+            return super::wide::cast_wide(&self.wide, &self.leaves, ray, cut, visit);
+        }
         if self.nodes.is_empty() {
             return match self.leaves.first().and_then(|b| ray.enters_box(b, *cut)) {
                 Some(t) => visit(0, t, cut),

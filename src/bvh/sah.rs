@@ -41,6 +41,7 @@ impl<const D: usize> Bvh<D> {
     /// binned surface area heuristic (module docs); for trees walked by region and ray
     /// queries far more often than they are built.
     pub(crate) fn build_sah(&mut self, boxes: &[Aabb<D>], margin: f32) {
+        self.wide = Vec::new();
         self.leaves.clear();
         self.ids.clear();
         self.leaves.par_extend(boxes.par_iter().map(|b| b.grown(margin)).filter(|g| !g.is_inverted()));

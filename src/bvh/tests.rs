@@ -148,7 +148,7 @@ fn queries_agree_with_a_filter() {
         kept.keep_for_walks();
         kept.validate().unwrap();
         assert_eq!((&kept.leaves, &kept.ids), (&t.leaves, &t.ids), "{name} {how}");
-        assert!(t.len() < 8 || kept.nodes.len() < t.nodes.len() / 2, "{name} {how}: buckets");
+        assert!(t.len() < 8 || kept.wide.len() < t.nodes.len() / 4, "{name} {how}: buckets in wide nodes");
         for q in 0..50 {
             let min: [f32; 3] = std::array::from_fn(|_| r.range(-10.0, 60.0));
             let s = if q % 5 == 0 { 1e7 } else { r.range(0.0, 8.0) };
@@ -173,6 +173,16 @@ fn queries_agree_with_a_filter() {
                 assert_eq!(with_boxes, want, "{name} {how} query {q}, {} nodes", tree.nodes.len());
             }
         }
+        // A region reaching to infinity meets every leaf, and no empty child of a wide
+        // node.
+        let endless = Aabb { min: [f32::NEG_INFINITY; 3], max: [f32::INFINITY; 3] };
+        let mut all = Vec::new();
+        let _ = kept.query(&endless, |p| {
+            all.push(kept.ids[p]);
+            ControlFlow::Continue(())
+        });
+        all.sort_unstable();
+        assert!(all.iter().copied().eq(0..boxes.len() as u32), "{name} {how}: endless region");
         // A visitor that breaks stops the walk at once.
         let mut seen = 0;
         let all = Aabb { min: [-f32::MAX; 3], max: [f32::MAX; 3] };
@@ -208,4 +218,54 @@ fn a_budget_stops_the_search() {
     let mut out = Vec::new();
     t.pairs_into(boxes.len(), &budget, &mut out);
     assert!(matches!(budget.verdict(), Err(crate::Error::TooManyPairs { limit: 10_000 })));
+}
+
+/// Casts over a tree kept for walks (buckets, four-wide nodes) find every box a ray
+/// enters, with the same `t`, as a test of every box; a closest-hit cast that lowers its
+/// cutoff finds the least `t`.
+#[test]
+fn casts_agree_with_a_filter() {
+    use super::RayTest;
+    let mut r = scene::Rng::new(5);
+    for ((name, boxes), how) in scenes::<3>(1500, 2).into_iter().flat_map(|s| BUILDS.map(|h| (s.clone(), h)))
+    {
+        for tree in [built(how, &boxes, 0.0), {
+            let mut kept = built(how, &boxes, 0.0);
+            kept.keep_for_walks();
+            kept
+        }] {
+            for q in 0..40 {
+                let origin: [f32; 3] = std::array::from_fn(|_| r.range(-10.0, 60.0));
+                let mut dir: [f32; 3] = std::array::from_fn(|_| r.range(-1.0, 1.0));
+                if q % 4 == 0 {
+                    dir = [0.0, 0.0, 0.0];
+                    dir[q % 3] = 1.0;
+                }
+                let ray = RayTest::new(origin, dir, if q % 5 == 0 { 1e6 } else { 30.0 });
+                let mut want: Vec<(u32, f32)> = (0..boxes.len())
+                    .filter_map(|i| ray.enters_box(&boxes[i], ray.max_t()).map(|t| (i as u32, t)))
+                    .collect();
+                want.sort_by_key(|w| w.0);
+                let mut got = Vec::new();
+                let mut cut = ray.max_t();
+                let _ = tree.cast(&ray, &mut cut, |p, t, _| {
+                    got.push((tree.ids[p], t));
+                    ControlFlow::Continue(())
+                });
+                got.sort_by_key(|g| g.0);
+                assert_eq!(got, want, "{name} {how} ray {q}");
+                let mut cut = ray.max_t();
+                let mut best = None;
+                let _ = tree.cast(&ray, &mut cut, |_, t, cut| {
+                    if t <= *cut {
+                        *cut = t;
+                        best = Some(t);
+                    }
+                    ControlFlow::Continue(())
+                });
+                let least = want.iter().map(|w| w.1).reduce(f32::min);
+                assert_eq!(best, least, "{name} {how} ray {q}: closest");
+            }
+        }
+    }
 }
