@@ -12,7 +12,7 @@
 //!   (`rayon::join`); above the limit, the finder's own stages. The caller sorts, so the
 //!   same bytes for any thread count.
 //! - Allocation: each state's boxes, positions, pairs and sweep buffers, kept from frame
-//!   to frame.
+//!   to frame; above [`AMONG_SWEEP_MAX`], the two states share one buffer of boxes.
 //! - Source: P. Terdiman, "Box pruning" (the sweep, [`crate::algorithms::sap`]).
 
 use super::{pair, Search};
@@ -143,10 +143,15 @@ impl<const D: usize> Search<D> {
             );
             return Ok(());
         }
+        // One state after the other, through one buffer of boxes: at this size the
+        // boxes are the largest part of the search's scratch.
         a.gather(list.len(), &then);
-        b.gather(list.len(), &now);
         a.find(finder)?;
-        b.find(finder)?;
+        b.boxes = std::mem::take(&mut a.boxes);
+        b.gather(list.len(), &now);
+        let found = b.find(finder);
+        a.boxes = std::mem::take(&mut b.boxes);
+        found?;
         a.emit(list, &then, old);
         b.emit(list, &now, new);
         Ok(())

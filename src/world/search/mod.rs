@@ -442,7 +442,7 @@ impl<const D: usize> Search<D> {
     /// Keeps the static lists the walks made: each replaces its slot's list, in place
     /// where it is no longer than the list it replaces, else at the arena's end. The
     /// arena grows by an eighth at a time and is compacted (to an eighth over its live
-    /// entries) once its dead entries pass half its live ones: a list per dynamic object
+    /// entries) once its dead entries pass a quarter of its live ones: a list per dynamic object
     /// is the largest thing the world keeps after its trees. PERF: benches/world.rs
     /// (`move_10`, and the memory after each moving group).
     fn keep_lists(&mut self, parts: &[Part<D>]) {
@@ -466,7 +466,7 @@ impl<const D: usize> Search<D> {
                 self.arena_live += len as usize;
             }
         }
-        if self.arena.len() > self.arena_live + self.arena_live / 2 + 4096 {
+        if self.arena.len() > self.arena_live + self.arena_live / 4 + 4096 {
             let mut packed = Vec::with_capacity(self.arena_live + self.arena_live / 8);
             for l in self.near.iter_mut().filter(|l| l.generation != NONE) {
                 let at = packed.len() as u32;
