@@ -205,14 +205,14 @@ pub(super) fn cast_wide<const D: usize>(
     loop {
         let nd = &nodes[at as usize];
         // The children entered, by entry point (children in order on ties).
+        let entered = ray.enters_four(&nd.min, &nd.max, *cut);
         let mut met = [(0.0f32, 0usize); WIDTH];
         let mut n = 0;
-        for c in 0..WIDTH {
+        for (c, &e) in entered.iter().enumerate() {
             if nd.child[c] == EMPTY {
                 break;
             }
-            let b = nd.child_box(c);
-            if let Some(t) = ray.enters(&b.min, &b.max, *cut) {
+            if let Some(t) = e {
                 let mut j = n;
                 while j > 0 && met[j - 1].0 > t {
                     met[j] = met[j - 1];
