@@ -70,16 +70,7 @@ pub(super) fn walk<const D: usize>(
             }
             let r = nd.child[c];
             if r & LEAF != 0 {
-                let (first, last) = ((r & !LEAF) as usize, nd.last[c] as usize);
-                if first == last {
-                    leaf(first, &nd.child_box(c))?;
-                } else {
-                    for (p, b) in leaves[first..=last].iter().enumerate() {
-                        if b.overlaps(region) {
-                            leaf(first + p, b)?;
-                        }
-                    }
-                }
+                leaf_or_bucket(r, nd.last[c], || nd.child_box(c), leaves, region, &mut leaf)?;
             } else if next.is_none() {
                 next = Some(r);
             } else {
@@ -96,4 +87,28 @@ pub(super) fn walk<const D: usize>(
             None => return ControlFlow::Continue(()),
         }
     }
+}
+
+/// A leaf child `r` (`LEAF | first`, ending at `last`) met by `region`: a single leaf
+/// (its box the child's bounds, `bounds`) to `leaf`, or each leaf of a bucket whose box
+/// meets `region`.
+#[inline(always)]
+pub(super) fn leaf_or_bucket<const D: usize>(
+    r: u32,
+    last: u32,
+    bounds: impl FnOnce() -> Aabb<D>,
+    leaves: &[Aabb<D>],
+    region: &Aabb<D>,
+    leaf: &mut impl FnMut(usize, &Aabb<D>) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    let (first, last) = ((r & !LEAF) as usize, last as usize);
+    if first == last {
+        return leaf(first, &bounds());
+    }
+    for (p, b) in leaves[first..=last].iter().enumerate() {
+        if b.overlaps(region) {
+            leaf(first + p, b)?;
+        }
+    }
+    ControlFlow::Continue(())
 }

@@ -93,6 +93,30 @@ impl<const D: usize> RayTest<D> {
         std::array::from_fn(|c| (inside[c] && lo[c] <= hi[c]).then_some(lo[c]))
     }
 
+    /// A leaf child `r` (`LEAF | first`, ending at `last`) the ray enters at `t`: a single
+    /// leaf to `visit` at `t`, or each leaf of a bucket the ray enters before `*cut`.
+    #[inline(always)]
+    pub(crate) fn leaf_or_bucket(
+        &self,
+        r: u32,
+        last: u32,
+        t: f32,
+        leaves: &[Aabb<D>],
+        cut: &mut f32,
+        visit: &mut impl FnMut(usize, f32, &mut f32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let (first, last) = ((r & !LEAF) as usize, last as usize);
+        if first == last {
+            return visit(first, t, cut);
+        }
+        for (p, b) in leaves[first..=last].iter().enumerate() {
+            if let Some(t) = self.enters_box(b, *cut) {
+                visit(first + p, t, cut)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
     /// [`RayTest::enters`] for a box.
     #[inline(always)]
     pub(crate) fn enters_box(&self, b: &Aabb<D>, cut: f32) -> Option<f32> {
@@ -135,16 +159,7 @@ impl<const D: usize> Bvh<D> {
                 }
                 let r = nd.child[c];
                 if r & LEAF != 0 {
-                    let (first, last) = ((r & !LEAF) as usize, nd.last[c] as usize);
-                    if first == last {
-                        visit(first, t, cut)?;
-                    } else {
-                        for p in first..=last {
-                            if let Some(t) = ray.enters_box(&self.leaves[p], *cut) {
-                                visit(p, t, cut)?;
-                            }
-                        }
-                    }
+                    ray.leaf_or_bucket(r, nd.last[c], t, &self.leaves, cut, &mut visit)?;
                 } else if next.is_none() {
                     next = Some(r);
                 } else {

@@ -20,6 +20,7 @@
 //!   Benthin, S. Boulos, "Getting rid of packets: efficient SIMD single-ray traversal
 //!   using multi-branching BVHs", 2008), collapsed from a binary tree.
 
+use super::query::leaf_or_bucket;
 use super::{Bvh, Node, RayTest, LEAF, MAX_DEPTH};
 use crate::Aabb;
 use std::ops::ControlFlow;
@@ -161,16 +162,7 @@ pub(super) fn walk_wide<const D: usize>(
             hits &= hits - 1;
             let r = nd.child[c];
             if r & LEAF != 0 {
-                let (first, last) = ((r & !LEAF) as usize, nd.last[c] as usize);
-                if first == last {
-                    leaf(first, &nd.child_box(c))?;
-                } else {
-                    for (p, b) in leaves[first..=last].iter().enumerate() {
-                        if b.overlaps(region) {
-                            leaf(first + p, b)?;
-                        }
-                    }
-                }
+                leaf_or_bucket(r, nd.last[c], || nd.child_box(c), leaves, region, &mut leaf)?;
             } else {
                 inner[n] = r;
                 n += 1;
@@ -231,16 +223,7 @@ pub(super) fn cast_wide<const D: usize>(
             }
             let r = nd.child[c];
             if r & LEAF != 0 {
-                let (first, last) = ((r & !LEAF) as usize, nd.last[c] as usize);
-                if first == last {
-                    visit(first, t, cut)?;
-                } else {
-                    for (p, b) in leaves[first..=last].iter().enumerate() {
-                        if let Some(t) = ray.enters_box(b, *cut) {
-                            visit(first + p, t, cut)?;
-                        }
-                    }
-                }
+                ray.leaf_or_bucket(r, nd.last[c], t, leaves, cut, &mut visit)?;
             }
         }
         for &(t, c) in met[..n].iter().rev() {
