@@ -32,7 +32,8 @@
 //!
 //! `build` makes the LBVH, `sah` the surface area tree, `pairs` finds every overlapping
 //! pair of its leaves, `query` visits the leaves meeting a box, `ray` the leaves a ray
-//! enters.
+//! enters; `bucket` and `wide` make a tree kept for walks (buckets of leaves under
+//! four-wide nodes), which `query` and `ray` walk the same way.
 
 mod between;
 mod bucket;

@@ -167,20 +167,24 @@ impl<const D: usize> Bvh<D> {
                     sp += 1;
                 }
             }
-            match next {
+            match next.or_else(|| pop_nearer(&stack, &mut sp, *cut)) {
                 Some(r) => at = r,
-                None => loop {
-                    if sp == 0 {
-                        return ControlFlow::Continue(());
-                    }
-                    sp -= 1;
-                    let (r, t) = stack[sp];
-                    if t <= *cut {
-                        at = r;
-                        break;
-                    }
-                },
+                None => return ControlFlow::Continue(()),
             }
         }
     }
+}
+
+/// The next pending subtree the ray enters at or before `cut`, popped from the top of
+/// `stack[..*sp]`; those entered after it are dropped on the way.
+#[inline(always)]
+pub(super) fn pop_nearer(stack: &[(u32, f32)], sp: &mut usize, cut: f32) -> Option<u32> {
+    while *sp > 0 {
+        *sp -= 1;
+        let (r, t) = stack[*sp];
+        if t <= cut {
+            return Some(r);
+        }
+    }
+    None
 }

@@ -21,6 +21,7 @@
 //!   using multi-branching BVHs", 2008), collapsed from a binary tree.
 
 use super::query::leaf_or_bucket;
+use super::ray::pop_nearer;
 use super::{Bvh, Node, RayTest, LEAF, MAX_DEPTH};
 use crate::Aabb;
 use std::ops::ControlFlow;
@@ -236,19 +237,9 @@ pub(super) fn cast_wide<const D: usize>(
                 sp += 1;
             }
         }
-        match next {
-            Some((r, _)) => at = r,
-            None => loop {
-                if sp == 0 {
-                    return ControlFlow::Continue(());
-                }
-                sp -= 1;
-                let (r, t) = stack[sp];
-                if t <= *cut {
-                    at = r;
-                    break;
-                }
-            },
+        match next.map(|(r, _)| r).or_else(|| pop_nearer(&stack, &mut sp, *cut)) {
+            Some(r) => at = r,
+            None => return ControlFlow::Continue(()),
         }
     }
 }
