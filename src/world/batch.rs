@@ -168,3 +168,42 @@ impl<const D: usize> World<D> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Batch;
+    use crate::world::{Kind, Select, World};
+    use crate::{Aabb, Config, Handle};
+
+    /// A reused batch gives each query's results as the single query does, whether the
+    /// batch before held more results or fewer.
+    #[test]
+    fn a_reused_batch_matches_single_queries() {
+        let mut w = World::<2>::new(Config::default()).unwrap();
+        let boxes: Vec<_> = (0..3000)
+            .map(|i| {
+                let (x, y) = ((i % 60) as f32, (i / 60) as f32);
+                Aabb::new([x, y], [x + 1.0, y + 1.0])
+            })
+            .collect();
+        w.extend(&boxes, Kind::Static).unwrap();
+        w.update().unwrap();
+        let mut batch = Batch::<Handle>::new();
+        let mut one = Vec::new();
+        for side in [20.0f32, 0.5, 8.0, 0.0, 30.0] {
+            let regions: Vec<_> = (0..700)
+                .map(|i| {
+                    let (x, y) = ((i * 7 % 60) as f32, (i * 13 % 50) as f32);
+                    Aabb::new([x, y], [x + side, y + side])
+                })
+                .collect();
+            w.query_aabbs(&regions, Select::All, None, &mut batch).unwrap();
+            assert_eq!(batch.len(), regions.len());
+            for (i, r) in regions.iter().enumerate() {
+                w.query_aabb(*r, Select::All, None, &mut one).unwrap();
+                assert_eq!(batch.get(i), &one[..], "side {side}, region {i}");
+            }
+            assert_eq!(batch.items().len(), batch.iter().map(<[Handle]>::len).sum::<usize>());
+        }
+    }
+}
