@@ -17,10 +17,11 @@
 //!   [`REBUILD_SHARE`] of its leaves have grown or been freed, or the list is long.
 //! - Neighbour lists: each dynamic object keeps the static objects near its fat box (slot
 //!   and grown box, the box in 16-bit steps of the fat box: `listed`), as of the current
-//!   static tree; a walk whose region stays inside that box reads the list instead of the
-//!   static tree. Each dynamic leaf keeps the
-//!   other leaves whose boxes meet its box (`dyn_lists`), kept current as leaves grow; a
-//!   walk whose region its leaf holds reads that list instead of the dynamic tree.
+//!   static tree, at its leaf's position; a walk whose region stays inside that box reads
+//!   the list instead of the static tree. Each dynamic leaf keeps the other leaves whose
+//!   boxes meet its box (`leaf_lists`, in 16-bit steps of its box), kept current as
+//!   leaves grow; a walk whose region its leaf holds reads that list instead of the
+//!   dynamic tree.
 //! - INVARIANT: every live dynamic object that is clean this frame has a leaf whose box
 //!   holds its box grown by the margin (and a copy of that box beside the leaf), or is in
 //!   the list.
