@@ -190,6 +190,8 @@ pub(crate) struct Search<const D: usize> {
     /// object at that leaf; `generation` `NONE`: none), the lists' arena, and the
     /// entries of it still in use. An object without a leaf keeps no list.
     near: Vec<Near<D>>,
+    /// Marks over leaf positions, for moving the static lists on a rebuild.
+    taken: Vec<u64>,
     arena: Vec<Entry<D>>,
     arena_live: usize,
     /// Each dynamic leaf position's list of the other dynamic leaves whose boxes meet its
@@ -286,6 +288,7 @@ impl<const D: usize> Search<D> {
             + self.among.iter().map(Among::bytes).sum::<usize>();
         let objects = objects
             + self.near.capacity() * std::mem::size_of::<Near<D>>()
+            + 8 * self.taken.capacity()
             + std::mem::size_of::<Entry<D>>() * self.arena.capacity()
             + std::mem::size_of::<Aabb<D>>() * self.leaf_box.capacity()
             + self.leaf_lists.bytes()

@@ -31,6 +31,8 @@ impl<const D: usize> Search<D> {
             self.build_statics(slots, store, margin);
         }
         if self.slot_pos.len() < store.len() {
+            let more = store.len() - self.slot_pos.len();
+            crate::world::reserve_slack(&mut self.slot_pos, more);
             self.slot_pos.resize(store.len(), NONE);
         }
         if !self.dynamic_built {
@@ -148,14 +150,69 @@ impl<const D: usize> Search<D> {
         }
     }
 
+    /// Moves the static lists to their objects' new leaf positions, in place: the list at
+    /// new position `p` is the one at old position `from[p]` (`NONE`: none; no old position
+    /// twice), and a list no new position takes is dropped. `from` is extended into a
+    /// whole permutation (each new position without a list takes an old one that is
+    /// dropped), which is applied by following its cycles, with `taken` as the marks.
+    /// O(old + new), and nothing allocated where the arrays are as long as before.
+    fn follow_lists(&mut self, from: &mut Vec<u32>) {
+        let (n_old, n_new) = (self.near.len(), from.len());
+        let m = n_old.max(n_new);
+        self.near.resize(m, Near::NO_LIST);
+        from.resize(m, NONE);
+        let taken = &mut self.taken;
+        taken.clear();
+        taken.resize(m.div_ceil(64), 0);
+        let bit = |t: &[u64], i: usize| t[i / 64] >> (i % 64) & 1 != 0;
+        for &i in from.iter().filter(|&&i| (i as usize) < n_old) {
+            taken[i as usize / 64] |= 1 << (i % 64);
+        }
+        // Lists left behind are dropped; their places go to the positions without one
+        // (as many old positions are untaken as new ones lack a list).
+        let mut free = 0;
+        for f in from.iter_mut() {
+            if (*f as usize) < n_old {
+                continue;
+            }
+            while bit(taken, free) {
+                free += 1;
+            }
+            let l = &mut self.near[free];
+            if l.generation != NONE {
+                self.arena_live -= l.len as usize;
+            }
+            *l = Near::NO_LIST;
+            *f = free as u32;
+            free += 1;
+        }
+        // The permutation's cycles: position `p` takes what was at `from[p]`.
+        taken.fill(0);
+        for start in 0..m {
+            if bit(taken, start) {
+                continue;
+            }
+            let first = self.near[start];
+            let mut j = start;
+            loop {
+                taken[j / 64] |= 1 << (j % 64);
+                let k = from[j] as usize;
+                if k == start {
+                    self.near[j] = first;
+                    break;
+                }
+                self.near[j] = self.near[k];
+                j = k;
+            }
+        }
+        self.near.truncate(n_new);
+        from.truncate(n_new);
+    }
+
     /// Rebuilds the dynamic tree over the live dynamic objects' fat boxes.
     fn build_dynamics(&mut self, slots: &Slots, store: &Store<D>, margin: f32) {
         self.gather.clear();
         self.gather_slots.clear();
-        // The slots' positions in the old tree, for their static lists.
-        let old_pos = std::mem::take(&mut self.slot_pos);
-        let mut old_near = std::mem::take(&mut self.near);
-        self.slot_pos.resize(store.len(), NONE);
         for (s, &alive) in slots.alive.iter().enumerate() {
             if alive && store.kinds[s] == Kind::Dynamic {
                 self.gather.push(fat(&store.boxes[s], margin));
@@ -172,27 +229,30 @@ impl<const D: usize> Search<D> {
             self.dynamics.build_for_queries(&self.gather, 0.0);
         }
         self.dynamic_built_at = self.frames;
-        // New positions: every dynamic list is stale.
+        // New positions: every dynamic list is stale, and each object's static list
+        // follows it from its old leaf (`from`: each new leaf's old position, in the walks'
+        // scratch, which every frame rewrites).
         let n = self.dynamics.len();
+        let mut from = std::mem::take(&mut self.order);
+        from.clear();
+        from.extend(self.dynamics.ids.iter().map(|&id| {
+            let s = self.gather_slots[id as usize] as usize;
+            self.slot_pos.get(s).copied().filter(|&p| p < EXTRA).unwrap_or(NONE)
+        }));
+        self.follow_lists(&mut from);
+        self.order = from;
         self.leaf_lists.reset(n);
+        self.slot_pos.clear();
+        self.slot_pos.resize(store.len(), NONE);
         self.pos_slot.clear();
         self.pos_slot.resize(n, NONE);
         self.leaf_box.clear();
-        // Each object's static list follows it to its new position; a list left behind
-        // (its object gone from the tree) is dropped.
-        self.near.resize(n, Near::NO_LIST);
         for (p, &id) in self.dynamics.ids.iter().enumerate() {
             let s = self.gather_slots[id as usize];
             self.pos_slot[p] = s;
             self.slot_pos[s as usize] = p as u32;
             self.leaf_box.push(store.boxes[s as usize].grown(margin));
-            let was = old_pos.get(s as usize).copied().unwrap_or(NONE);
-            if let Some(l) = old_near.get_mut(was as usize) {
-                self.near[p] = std::mem::replace(l, Near::NO_LIST);
-            }
         }
-        self.arena_live -=
-            old_near.iter().filter(|l| l.generation != NONE).map(|l| l.len as usize).sum::<usize>();
         // Fat boxes are grown by the tree margin, never negative: every live dynamic
         // object has a leaf, even one that a negative margin turns inside out.
         self.free.clear();

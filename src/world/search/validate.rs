@@ -273,4 +273,51 @@ mod tests {
         let crowded = (0..s.leaf_lists.len()).filter(|&p| s.leaf_lists.crowded(p)).count();
         assert!(crowded > 0, "no leaf was marked crowded");
     }
+
+    /// A rebuild of the dynamic tree moves each object's static list to its new leaf:
+    /// the clean objects keep their lists (the same fat boxes and entries), a removed
+    /// object's list is dropped, and the arena's count stays right.
+    #[test]
+    fn static_lists_follow_their_objects_through_a_rebuild() {
+        let mut w = World::<2>::new(Config::default()).unwrap();
+        let statics: Vec<_> = (0..200).map(|i| Aabb::new([i as f32, 0.0], [i as f32 + 1.0, 1.0])).collect();
+        w.extend(&statics, Kind::Static).unwrap();
+        let mut now: Vec<_> =
+            (0..60).map(|i| Aabb::new([3.0 * i as f32 + 0.5, 0.5], [3.0 * i as f32 + 1.5, 1.5])).collect();
+        let hs = w.extend(&now, Kind::Dynamic).unwrap();
+        w.update().unwrap();
+        // Every dynamic object moves once, and so makes its list.
+        for b in now.iter_mut() {
+            b.min[0] += 0.01;
+            b.max[0] += 0.01;
+        }
+        let moves: Vec<_> = hs.iter().copied().zip(now.iter().copied()).collect();
+        w.set_aabbs(&moves).unwrap();
+        w.update().unwrap();
+        w.validate().unwrap();
+        let list_of = |w: &World<2>, s: u32| {
+            let search = &w.scratch.search;
+            let p = search.slot_pos[s as usize] as usize;
+            let l = search.near[p];
+            (l.generation != super::NONE)
+                .then(|| (l.fat, search.arena[l.start as usize..(l.start + l.len) as usize].to_vec()))
+        };
+        let before: Vec<_> = hs.iter().map(|h| list_of(&w, h.index())).collect();
+        assert!(before.iter().all(Option::is_some), "every mover made a list");
+        // One object removed, one moved, and the tree rebuilt in that frame.
+        w.remove(hs[0]).unwrap();
+        now[1].min[0] += 0.01;
+        now[1].max[0] += 0.01;
+        w.set_aabb(hs[1], now[1]).unwrap();
+        w.scratch.search.rebuild = true;
+        let built = w.scratch.search.dynamic_built_at;
+        w.update().unwrap();
+        assert_ne!(w.scratch.search.dynamic_built_at, built, "the tree was rebuilt");
+        w.validate().unwrap();
+        for (i, h) in hs.iter().enumerate().skip(2) {
+            assert_eq!(list_of(&w, h.index()), before[i], "object {i}'s list");
+        }
+        let lists = w.scratch.search.near.iter().filter(|l| l.generation != super::NONE).count();
+        assert_eq!(lists, hs.len() - 1, "the removed object's list is dropped");
+    }
 }
