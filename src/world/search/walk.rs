@@ -235,28 +235,27 @@ impl<const D: usize> Search<D> {
                 m.meet(y, &self.leaf_box[q], Kind::Dynamic, f, old, new);
             }
         };
+        // The leaf whose list serves: one that holds the region, is not crowded, and has a
+        // grid (a leaf near the ends of f32's range has none, and keeps no list).
         let leaf = match self.slot_pos.get(m.s as usize) {
             Some(&p) if p < EXTRA && holds(&self.dynamics.leaves[p as usize], &m.region) => Some(p as usize),
             _ => None,
         };
-        let walk_region = |meet: &mut dyn FnMut(usize)| {
+        let listed = leaf.filter(|&p| !self.leaf_lists.crowded(p));
+        let Some((p, grid)) = listed.and_then(|p| Some((p, Grid::new(&self.dynamics.leaves[p])?))) else {
             let _ = self.dynamics.query(&m.region, |q| {
                 meet(q);
                 ControlFlow::Continue(())
             });
+            return;
         };
-        let Some(p) = leaf else { return walk_region(&mut meet) };
         let leaf_box = &self.dynamics.leaves[p];
-        // A leaf near the ends of f32's range has no grid, and keeps no list.
-        let Some(grid) = Grid::new(leaf_box) else { return walk_region(&mut meet) };
         if let Some(list) = self.leaf_lists.get(p) {
             for e in list {
                 if grid.outer(e).overlaps(&m.region) {
                     meet(e.slot as usize);
                 }
             }
-        } else if self.leaf_lists.crowded(p) {
-            walk_region(&mut meet);
         } else {
             let start = part.dyn_items.len();
             let items = &mut part.dyn_items;
