@@ -90,6 +90,17 @@ impl<const D: usize> Bvh<D> {
         let cells = ((1u64 << bits) - 1) as f64;
         let scale: [f64; D] =
             std::array::from_fn(|k| if hi[k] > lo[k] { cells / (hi[k] - lo[k]) } else { 0.0 });
+        // For walks: boxes parked far from the rest (see `strays`) are a class of their
+        // own, coded over all the centres' bounds, and the rest over their own bounds, so
+        // that the far ones do not squeeze the others into a few cells.
+        let kept = if shapes { None } else { strays(boxes, margin, mean) };
+        let [(cut_lo, cut_hi), (klo, khi)] = kept.unwrap_or([(lo, hi); 2]);
+        let klo: [f64; D] =
+            std::array::from_fn(|k| if klo[k].is_finite() { klo[k].max(lo[k]) } else { lo[k] });
+        let khi: [f64; D] =
+            std::array::from_fn(|k| if khi[k].is_finite() { khi[k].min(hi[k]) } else { hi[k] });
+        let kscale: [f64; D] =
+            std::array::from_fn(|k| if khi[k] > klo[k] { cells / (khi[k] - klo[k]) } else { 0.0 });
         // One key a live box, in input order: each chunk writes its keys from the count of
         // live boxes before it (the first pass counted them), into the kept buffer.
         let mut at = Vec::with_capacity(parts.len());
@@ -106,9 +117,14 @@ impl<const D: usize> Bvh<D> {
                 if g.is_inverted() {
                     continue;
                 }
-                let q: [u32; D] =
-                    std::array::from_fn(|k| ((centre(&g, k) - lo[k]) * scale[k]).clamp(0.0, cells) as u32);
-                let class = if shapes { size_class(&g, mean) << D | shape(&g) } else { 0 };
+                let stray =
+                    kept.is_some() && (0..D).any(|k| !(cut_lo[k]..=cut_hi[k]).contains(&centre(&g, k)));
+                let q: [u32; D] = if stray || kept.is_none() {
+                    std::array::from_fn(|k| ((centre(&g, k) - lo[k]) * scale[k]).clamp(0.0, cells) as u32)
+                } else {
+                    std::array::from_fn(|k| ((centre(&g, k) - klo[k]) * kscale[k]).clamp(0.0, cells) as u32)
+                };
+                let class = if shapes { size_class(&g, mean) << D | shape(&g) } else { stray as u64 };
                 let code = crate::kernels::morton::encode_lut(q) | class << (bits * D as u32);
                 // SAFETY: chunk `ci` writes `at..at + its live boxes`, ranges that partition
                 // `0..total` (the prefix sums of the first pass's counts, which the same
@@ -138,6 +154,56 @@ impl<const D: usize> Bvh<D> {
             t.node(0, n - 1, 0);
         }
     }
+}
+
+/// Boxes sampled by [`strays`].
+const STRAY_SAMPLE: usize = 256;
+
+/// A gap between the sampled centres on one axis this many times wider than the span of
+/// the centres on its fuller side (plus the boxes' mean side) sets the centres beyond it
+/// apart as strays, up to half the sample: objects parked far away.
+const STRAY_GAP: f64 = 64.0;
+
+/// Where a sample of the boxes (grown by `margin`, `mean` their mean longest side) shows
+/// strays on some axis: the cut (a centre outside it is a stray: the middles of the
+/// gaps) and the bounds of the sampled centres that are not strays (infinite on an axis
+/// without strays); `None` where it shows none. O(s log s) an axis for a sample of s
+/// boxes.
+fn strays<const D: usize>(boxes: &[Aabb<D>], margin: f32, mean: f64) -> Option<[([f64; D], [f64; D]); 2]> {
+    if boxes.len() < 64 {
+        return None;
+    }
+    let step = boxes.len().div_ceil(STRAY_SAMPLE);
+    let sample: Vec<Aabb<D>> =
+        boxes.iter().step_by(step).map(|b| b.grown(margin)).filter(|g| !g.is_inverted()).collect();
+    let (mut cut_lo, mut cut_hi) = ([f64::NEG_INFINITY; D], [f64::INFINITY; D]);
+    let (mut lo, mut hi) = ([f64::NEG_INFINITY; D], [f64::INFINITY; D]);
+    let mut any = false;
+    let mut c = Vec::with_capacity(sample.len());
+    for k in 0..D {
+        c.clear();
+        c.extend(sample.iter().map(|b| (b.min[k] as f64 + b.max[k] as f64) * 0.5).filter(|x| x.is_finite()));
+        c.sort_unstable_by(f64::total_cmp);
+        let n = c.len();
+        if n < 8 {
+            continue;
+        }
+        // The widest gap between neighbours.
+        let (i, gap) =
+            (1..n).map(|i| (i, c[i] - c[i - 1])).fold((0, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+        // The fuller side: `c[..i]` or `c[i..]`.
+        let (a, b) = if i >= n - i { (0, i) } else { (i, n) };
+        if gap > STRAY_GAP * (c[b - 1] - c[a] + mean) {
+            any = true;
+            (lo[k], hi[k]) = (c[a], c[b - 1]);
+            if a == 0 {
+                cut_hi[k] = c[i - 1] + gap * 0.5;
+            } else {
+                cut_lo[k] = c[i] - gap * 0.5;
+            }
+        }
+    }
+    any.then_some([(cut_lo, cut_hi), (lo, hi)])
 }
 
 /// A box's shape class: bit `k` set where it is over [`LONG`] times longer along axis `k`

@@ -134,9 +134,12 @@ impl<const D: usize> World<D> {
     /// the number of objects. Otherwise the cost is that of the candidate search (see the
     /// [`World`] docs) plus O(c log c) for the c changed pairs.
     ///
-    /// Errors: [`Error::TooManyPairs`] where [`Config::max_pairs`](crate::Config::max_pairs)
-    /// is passed by the search, or [`Error::OutOfMemory`]; the world is then exactly as
-    /// before the call, its changes still pending.
+    /// Errors: [`Error::TooManyPairs`] where the pairs the world would hold after the
+    /// update pass [`Config::max_pairs`](crate::Config::max_pairs) (the search stops soon
+    /// after the bound is passed, so a frame that would make millions of pairs fails
+    /// without allocating for them), or [`Error::OutOfMemory`] where an allocation is
+    /// refused; the world is then as before the call, its changes still pending, and a
+    /// later update retries them with whatever changed in between.
     pub fn update(&mut self) -> Result<Events<'_>, Error> {
         let t0 = Instant::now();
         let moved = self.dirty.list().len();
@@ -152,9 +155,15 @@ impl<const D: usize> World<D> {
             // 4. Both sorted, then their differences.
             let s = &mut self.scratch;
             rayon::join(|| s.old.sort_unstable(), || s.new.sort_unstable());
-            difference(&s.old, &s.new, &mut s.removed, &mut s.added);
+            difference(&s.old, &s.new, &mut s.removed, &mut s.added)?;
+            // The bound is on the pairs the world holds: checked before anything changes.
+            let live = self.pairs.len() - s.removed.len() + s.added.len();
+            if let Some(limit) = self.config.max_pairs.filter(|&m| live > m) {
+                return Err(Error::TooManyPairs { limit });
+            }
             // 5. Into the store.
-            self.pairs.apply(&s.removed, &s.added);
+            self.pairs.apply(&s.removed, &s.added)?;
+            self.scratch.search.count_frame(moved, self.slots.live);
             // 6. The frame is over: nothing is pending.
             self.dirty.clear();
             self.store.before.clear();
@@ -208,16 +217,23 @@ pub(crate) fn changed_pairs<const D: usize>(
     scratch: &mut Scratch<D>,
 ) -> Result<(), Error> {
     let s = scratch;
-    s.search.changed_pairs(slots, store, dirty, pairs, &mut s.finder, &mut s.old, &mut s.new)?;
-    s.search.count_frame();
-    Ok(())
+    s.search.changed_pairs(slots, store, dirty, pairs, &mut s.finder, &mut s.old, &mut s.new)
 }
 
 /// `removed` = `old` \ `new`, `added` = `new` \ `old`, both sorted (from sorted, unique
 /// inputs), by one merge.
-fn difference<T: Ord + Copy>(old: &[T], new: &[T], removed: &mut Vec<T>, added: &mut Vec<T>) {
+/// A refused allocation is [`Error::OutOfMemory`].
+fn difference<T: Ord + Copy>(
+    old: &[T],
+    new: &[T],
+    removed: &mut Vec<T>,
+    added: &mut Vec<T>,
+) -> Result<(), Error> {
     removed.clear();
     added.clear();
+    let oom = |_| Error::OutOfMemory { pairs: old.len() + new.len() };
+    removed.try_reserve(old.len()).map_err(oom)?;
+    added.try_reserve(new.len()).map_err(oom)?;
     let (mut i, mut j) = (0, 0);
     while i < old.len() && j < new.len() {
         match old[i].cmp(&new[j]) {
@@ -237,4 +253,5 @@ fn difference<T: Ord + Copy>(old: &[T], new: &[T], removed: &mut Vec<T>, added: 
     }
     removed.extend_from_slice(&old[i..]);
     added.extend_from_slice(&new[j..]);
+    Ok(())
 }

@@ -86,11 +86,15 @@ use store::{index_dirty, PreFrame, Store};
 /// Cost: a change is O(1), an update with no change O(1). An update with changes walks
 /// each changed object through a tree of the static and a tree of the dynamic objects
 /// (or reads its kept list of static neighbours), O(log n + candidates) each, and finds
-/// the pairs among changed objects with a [`Broadphase`] run over their old and one over
-/// their new boxes. Where over half the live objects changed (a first update), one
-/// [`Broadphase`] run over every live box finds the frame whole instead. A
-/// [`Config::max_pairs`] bound applies to these runs (the whole one counts static-static
-/// pairs too).
+/// the pairs among changed objects with a sweep (or a [`Broadphase`] run) over their old
+/// and one over their new boxes. Where over half the live objects changed (a first
+/// update), or where the frames before show the walks costing more, the frame is found
+/// whole instead: one [`Broadphase`] run over the dynamic boxes and a join of the static
+/// boxes against them (static pairs are never searched), so a frame costs about what
+/// the one-shot finder over every live box costs, whatever moves how far. An object
+/// moved far (a teleport, a parking spot) walks around where it was and where it is,
+/// not the space between. [`Config::max_pairs`] bounds the pairs the world holds after
+/// an update: the search stops soon after the bound is passed and the update fails.
 ///
 /// Threads: the search runs on the caller's rayon pool (`pool.install(|| world.update())`);
 /// the pairs and events are the same bytes for any thread count.

@@ -19,6 +19,7 @@
 //! - Source: the pair set of Box2D v3's broad phase (`pairSet`, a hash set of pair keys).
 
 use super::Handle;
+use crate::Error;
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;
@@ -107,18 +108,22 @@ impl PairStore {
 
     /// Takes out the `removed` pairs, then puts in the `added` ones (in that order: a slot
     /// reused within a frame may lose and gain the same key), and drops the cached list if
-    /// anything changed.
-    pub(crate) fn apply(&mut self, removed: &[[Handle; 2]], added: &[[Handle; 2]]) {
+    /// anything changed. The room for the added keys is reserved first, so a refused
+    /// allocation is [`Error::OutOfMemory`] with the store as it was.
+    pub(crate) fn apply(&mut self, removed: &[[Handle; 2]], added: &[[Handle; 2]]) -> Result<(), Error> {
+        self.set
+            .try_reserve(added.len().saturating_sub(removed.len()))
+            .map_err(|_| Error::OutOfMemory { pairs: added.len() })?;
         for [a, b] in removed {
             self.set.remove(&key(a.index(), b.index()));
         }
-        self.set.reserve(added.len());
         for [a, b] in added {
             self.set.insert(key(a.index(), b.index()));
         }
         if !(removed.is_empty() && added.is_empty()) {
             self.cache = OnceLock::new();
         }
+        Ok(())
     }
 
     /// Heap bytes held, from capacities: the set's table as hashbrown lays it out (a

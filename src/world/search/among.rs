@@ -26,6 +26,15 @@ use crate::{Aabb, Broadphase, Error};
 /// handles the layouts that make a sweep quadratic (long crossing boxes).
 const AMONG_SWEEP_MAX: usize = 1 << 14;
 
+/// Whether the objects at positions `i` and `j` of the dirty list pair in the state
+/// `state` gives, kinds and filters alone.
+fn pairs_in<const D: usize>(state: &impl Fn(usize) -> Snapshot<D>) -> impl Fn(u32, u32) -> bool + '_ {
+    move |i, j| {
+        let (x, y) = (state(i as usize), state(j as usize));
+        pairable(x.kind, x.filter, y.kind, y.filter)
+    }
+}
+
 /// One pair search among the changed objects in one state (as they were, or as they
 /// are): their live boxes, each one's position in the dirty list, and their pairs.
 #[derive(Debug, Default)]
@@ -64,9 +73,13 @@ impl<const D: usize> Among<D> {
     /// objects of a frame, the one-shot finder's parallel stages cost more in hand-offs
     /// between threads than the sweep itself. PERF: benches/world.rs (`move_1`,
     /// `move_10`).
-    fn sweep(&mut self, margin: f32) {
+    ///
+    /// Only pairs `keep` accepts are kept (the kinds and filters: static pairs among
+    /// changed static objects are never held, so never count); once more than `bound` are
+    /// kept the sweep stops and returns false.
+    fn sweep(&mut self, margin: f32, bound: usize, keep: impl Fn(u32, u32) -> bool) -> bool {
         if self.boxes.len() < 2 {
-            return;
+            return true;
         }
         // Along the axis where the boxes spread widest.
         let mut lo = [f32::INFINITY; D];
@@ -88,10 +101,16 @@ impl<const D: usize> Among<D> {
         }
         sorted.sort();
         let found = &mut self.found;
+        let at = &self.at;
+        let mut within = true;
         crate::algorithms::sap::complete(sorted, 0..sorted.len(), |a, b| {
             let (i, j) = (sorted.payload[a], sorted.payload[b]);
-            found.push([i.min(j), i.max(j)]);
+            if within && keep(at[i as usize], at[j as usize]) {
+                found.push([i.min(j), i.max(j)]);
+                within = found.len() <= bound;
+            }
         });
+        within
     }
 
     /// The pairs found that the kinds and filters allow, named by slot and generation in
@@ -126,22 +145,29 @@ impl<const D: usize> Search<D> {
         new: &mut Vec<[Handle; 2]>,
     ) -> Result<(), Error> {
         let margin = finder.config().margin;
+        let bound = finder.config().max_pairs.unwrap_or(usize::MAX);
         let [a, b] = &mut self.among;
         if list.len() <= AMONG_SWEEP_MAX {
-            // Each state whole (its gather reads the store by slot) on its own thread.
-            rayon::join(
+            // Each state whole (its gather reads the store by slot) on its own thread. A
+            // state's pairs that the rule keeps were held then (`old`: at most the bound)
+            // or are held after the frame (`new`).
+            let (then_ok, now_ok) = rayon::join(
                 || {
                     a.gather(list.len(), &then);
-                    a.sweep(margin);
-                    a.emit(list, &then, old);
+                    a.sweep(margin, bound, pairs_in(&then)) && {
+                        a.emit(list, &then, old);
+                        true
+                    }
                 },
                 || {
                     b.gather(list.len(), &now);
-                    b.sweep(margin);
-                    b.emit(list, &now, new);
+                    b.sweep(margin, bound, pairs_in(&now)) && {
+                        b.emit(list, &now, new);
+                        true
+                    }
                 },
             );
-            return Ok(());
+            return if then_ok && now_ok { Ok(()) } else { Err(Error::TooManyPairs { limit: bound }) };
         }
         // One state after the other, through one buffer of boxes: at this size the
         // boxes are the largest part of the search's scratch.
@@ -171,8 +197,12 @@ mod tests {
             let config = Config { margin, ..Config::default() };
             let mut want = brute_force_pairs(&boxes, &config).unwrap();
             want.sort_unstable();
-            let mut a = Among::<D> { boxes: boxes.clone(), ..Default::default() };
-            a.sweep(margin);
+            let mut a = Among::<D> {
+                boxes: boxes.clone(),
+                at: (0..boxes.len() as u32).collect(),
+                ..Default::default()
+            };
+            assert!(a.sweep(margin, usize::MAX, |_, _| true));
             let mut swept = a.found.clone();
             swept.sort_unstable();
             assert_eq!(swept, want, "sweep, {D}D, margin {margin}");

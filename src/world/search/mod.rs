@@ -12,9 +12,13 @@
 //!   geometry); the dynamic tree holds a "fat" box for each dynamic object (its box grown
 //!   by the margin and by [`FAT`] of its size), so an object that moves a little stays
 //!   inside it and costs the tree nothing. One that leaves it grows its leaf and the leaf's
-//!   ancestors (`Bvh::enlarge`, O(depth)); an object without a leaf takes a freed one, or
-//!   waits in a short list (`Search::extras`). The dynamic tree is rebuilt when
-//!   [`REBUILD_SHARE`] of its leaves have grown or been freed, or the list is long.
+//!   ancestors (`Bvh::enlarge`, O(depth)); one that goes far (see [`far`]: a teleport, a
+//!   parking spot) gives its leaf up rather than stretch it across the world. An object
+//!   without a leaf takes the last freed one where that lies near, else joins the
+//!   objects without a leaf (`Search::extras`), which have a small tree of their own,
+//!   rebuilt on a frame where one of them changed. The dynamic tree is rebuilt when
+//!   [`REBUILD_SHARE`] of its leaves have grown or been freed, or when the objects without
+//!   a leaf pass [`EXTRAS_MIN`] plus that share of the leaves (then in the same frame).
 //! - Neighbour lists: each dynamic object keeps the static objects near its fat box (slot
 //!   and grown box, the box in 16-bit steps of the fat box: `listed`), as of the current
 //!   static tree, at its leaf's position; a walk whose region stays inside that box reads
@@ -25,11 +29,16 @@
 //! - INVARIANT: every live dynamic object that is clean this frame has a leaf whose box
 //!   holds its box grown by the margin (and a copy of that box beside the leaf), or is in
 //!   the list.
-//! - Pairs: a changed object walks once with the union of its old and new boxes, and each
-//!   clean object met is tested against both states; only pairs that began or ended are
-//!   kept (a changed object met is skipped: the pairs among changed objects come from a
-//!   search over their old boxes and one over their new boxes, `among`). Where most
-//!   objects changed, the frame is found whole instead (`Search::whole`).
+//! - Pairs: a changed object walks once with the union of its old and new boxes (twice,
+//!   once around each, where they lie far apart), and each clean object met is tested
+//!   against both states; only pairs that began or ended are kept (a changed object met
+//!   is skipped: the pairs among changed objects come from a search over their old boxes
+//!   and one over their new boxes, `among`). The walks' new pairs count against
+//!   [`Config::max_pairs`](crate::Config::max_pairs) as they are found.
+//! - Whole frames: where most objects changed, or where the frames before show the walks
+//!   costing more than that (`cost`), the frame is found whole instead
+//!   (`Search::whole`): the pairs among the dynamic objects and a join of the static
+//!   ones against them, from the one-shot finder; static pairs are never searched.
 //! - Cost: O(c log n + k) for c changed objects and k candidates, plus the trees'
 //!   upkeep: O(depth) a grown leaf, O(n) a rebuild.
 //! - Threads: the walks in fixed chunks of the dirty list, in Morton order, on the
@@ -44,12 +53,14 @@
 
 use super::pairs::PairStore;
 use super::store::{pairable, Store};
-use super::{dirty::Dirty, handle::Slots, Handle};
+use super::{dirty::Dirty, handle::Slots, Handle, Kind};
 use crate::bvh::Bvh;
 use crate::{Aabb, Broadphase, Error};
 use rayon::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 mod among;
+mod cost;
 mod leaf_lists;
 mod listed;
 mod query;
@@ -58,6 +69,7 @@ mod validate;
 mod walk;
 
 use among::Among;
+pub(crate) use cost::is_whole;
 use leaf_lists::LeafLists;
 use listed::Entry;
 
@@ -71,8 +83,24 @@ pub(crate) use query::Sight;
 const FAT: f32 = 0.5;
 
 /// The dynamic tree is rebuilt once this share of its leaves have grown or been freed
-/// since it was built (a grown leaf loosens every node above it).
+/// since it was built (a grown leaf loosens every node above it), or once the objects
+/// without a leaf pass [`EXTRAS_MIN`] and this share of the leaves.
 const REBUILD_SHARE: usize = 8;
+
+/// Objects without a leaf that never call for a rebuild of the dynamic tree.
+const EXTRAS_MIN: usize = 256;
+
+/// Whether boxes `a` and `b` lie far apart: on some axis the gap between them is wider
+/// than their two extents together, so that one box around both would be over twice as
+/// long as the two. A leaf grown from `a` to hold `b` would stretch every node above it
+/// across the gap (a teleport, an object pool's parking spot), and one walk with a region
+/// around both would visit everything between: such a pair is taken one box at a time.
+fn far<const D: usize>(a: &Aabb<D>, b: &Aabb<D>) -> bool {
+    (0..D).any(|k| {
+        let gap = a.min[k].max(b.min[k]) as f64 - a.max[k].min(b.max[k]) as f64;
+        gap > (a.max[k] as f64 - a.min[k] as f64) + (b.max[k] as f64 - b.min[k] as f64)
+    })
+}
 
 /// What a chunk of walks produces: its old and new pairs, and the static lists it made
 /// (`fresh`: leaf position, start in `lists`, length, the fat box they were taken for).
@@ -109,6 +137,24 @@ fn trim_parts<const D: usize>(parts: &mut Vec<Part<D>>, chunks: usize) {
     }
 }
 
+/// The chunks' old and new pairs into `old` and `new`, the room reserved first: a refused
+/// allocation is [`Error::OutOfMemory`].
+fn merge_parts<const D: usize>(
+    parts: &[Part<D>],
+    old: &mut Vec<[Handle; 2]>,
+    new: &mut Vec<[Handle; 2]>,
+) -> Result<(), Error> {
+    let (o, n) = parts.iter().fold((0, 0), |(o, n), p| (o + p.old.len(), n + p.new.len()));
+    let oom = |_| Error::OutOfMemory { pairs: o + n };
+    old.try_reserve(o).map_err(oom)?;
+    new.try_reserve(n).map_err(oom)?;
+    for p in parts {
+        old.extend_from_slice(&p.old);
+        new.extend_from_slice(&p.new);
+    }
+    Ok(())
+}
+
 /// A dynamic object's list of the static objects near it: those whose grown boxes meet
 /// `fat`, as of static tree `generation`; `arena[start..start + len]`.
 #[derive(Clone, Copy, Debug)]
@@ -129,16 +175,6 @@ impl<const D: usize> Near<D> {
 /// else in Morton order (`Search::build_dynamics`).
 const SAH_FRAMES: u64 = 64;
 
-/// Above one changed object in this many live ones, a frame is found whole
-/// ([`Search::whole`]): a walk a changed object then costs more than the one-shot finder
-/// over every box. PERF: benches/world.rs (`build`: the first update).
-const WHOLE_SHARE: usize = 2;
-
-/// Whether a frame with `changed` of `live` objects changed is found whole.
-pub(crate) fn is_whole(changed: usize, live: usize) -> bool {
-    changed > live / WHOLE_SHARE
-}
-
 /// No slot position (free leaf; slot without a leaf).
 const NONE: u32 = u32::MAX;
 /// A slot in [`Search::extras`].
@@ -158,6 +194,11 @@ pub(crate) struct Search<const D: usize> {
     static_gens: Vec<u32>,
     /// No static tree was built yet.
     static_built: bool,
+    /// The static tree was rebuilt by the upkeep of a frame that has not succeeded yet:
+    /// it holds that frame's state, which calls made before the retry may have undone
+    /// (a static object inserted and removed again, a kind flipped and flipped back), so
+    /// the retry rebuilds it whatever the snapshots say.
+    statics_unsettled: bool,
     dynamics: Bvh<D>,
     /// The slot at each dynamic tree leaf position (`NONE`: a free leaf), and each slot's
     /// position (`NONE`: none, `EXTRA`: in the list).
@@ -165,8 +206,13 @@ pub(crate) struct Search<const D: usize> {
     slot_pos: Vec<u32>,
     /// Free leaf positions.
     free: Vec<u32>,
-    /// Live dynamic slots without a leaf.
+    /// Live dynamic slots without a leaf (moved far from theirs, inserted far from the
+    /// last freed leaf, or turned dynamic since the tree was built), and a tree over
+    /// their boxes (grown by the tree margin; its ids index `extras`), rebuilt on each
+    /// frame where one of them changed: walks and queries meet them through it, so an
+    /// object without a leaf costs O(log e), not a pass over the list.
     extras: Vec<u32>,
+    extra_tree: Bvh<D>,
     /// Leaves grown or freed since the dynamic tree was built, and whether that (or the
     /// list's length) calls for a rebuild not yet done.
     loosened: usize,
@@ -209,6 +255,8 @@ pub(crate) struct Search<const D: usize> {
     gather_found: Vec<[u32; 2]>,
     /// The pair searches among the changed objects, as they were and as they are.
     among: [Among<D>; 2],
+    /// The choice between the walks and a whole frame (`cost`).
+    cost: cost::Cost,
 }
 
 /// The pair of slots `a` and `b` with their generations, lower slot first.
@@ -276,6 +324,7 @@ impl<const D: usize> Search<D> {
     pub(crate) fn bytes(&self) -> (usize, usize) {
         let objects = self.statics.bytes()
             + self.dynamics.bytes()
+            + self.extra_tree.bytes()
             + 4 * (self.static_gens.capacity()
                 + self.pos_slot.capacity()
                 + self.slot_pos.capacity()
@@ -309,10 +358,12 @@ impl<const D: usize> Search<D> {
         (objects, pairs)
     }
 
-    /// Counts a frame searched: called after a successful [`Search::changed_pairs`] alone,
-    /// so that a failed frame is retried as the same frame.
-    pub(crate) fn count_frame(&mut self) {
+    /// Counts a frame searched, of `changed` of `live` objects: called once its events are
+    /// found and applied, so that a failed frame is retried as the same frame.
+    pub(crate) fn count_frame(&mut self, changed: usize, live: usize) {
+        self.cost.record(changed, live);
         self.frames += 1;
+        self.statics_unsettled = false;
     }
 
     /// The old and new pairs of the changed slots into `old` and `new` (module docs).
@@ -331,7 +382,7 @@ impl<const D: usize> Search<D> {
         old.clear();
         new.clear();
         self.upkeep(slots, store, dirty, margin);
-        if is_whole(dirty.list().len(), slots.live) {
+        if self.cost.choose(dirty.list().len(), slots.live) {
             return self.whole(slots, store, dirty, pairs, finder, old, new);
         }
         // The walks in Morton order of the changed boxes: neighbours walk down the same
@@ -345,6 +396,10 @@ impl<const D: usize> Search<D> {
         let mut parts = std::mem::take(&mut self.parts);
         let me = &*self;
         let frame = walk::Frame { slots, store, dirty, margin };
+        // The walks' new pairs all began this frame, so all are held after it: once they
+        // pass the bound, the chunks not yet walked are skipped and the frame fails.
+        let bound = finder.config().max_pairs.unwrap_or(usize::MAX);
+        let began = AtomicUsize::new(0);
         parts[..chunks].par_iter_mut().enumerate().for_each(|(c, part)| {
             part.old.clear();
             part.new.clear();
@@ -352,21 +407,27 @@ impl<const D: usize> Search<D> {
             part.fresh.clear();
             part.dyn_items.clear();
             part.dyn_fresh.clear();
-            me.walk_chunk(&list[c * CHUNK..((c + 1) * CHUNK).min(list.len())], &frame, part);
+            if began.load(Relaxed) <= bound {
+                me.walk_chunk(&list[c * CHUNK..((c + 1) * CHUNK).min(list.len())], &frame, part);
+                began.fetch_add(part.new.len(), Relaxed);
+            }
         });
-        for p in &parts[..chunks] {
-            old.extend_from_slice(&p.old);
-            new.extend_from_slice(&p.new);
+        let over = began.load(Relaxed) > bound;
+        let merged = if over { Ok(()) } else { merge_parts(&parts[..chunks], old, new) };
+        if !over && merged.is_ok() {
+            self.keep_lists(&parts[..chunks]);
+            self.keep_dynamic_lists(&parts[..chunks]);
         }
-        self.keep_lists(&parts[..chunks]);
-        self.keep_dynamic_lists(&parts[..chunks]);
         trim_parts(&mut parts, chunks);
         self.parts = parts;
+        if over {
+            return Err(Error::TooManyPairs { limit: bound });
+        }
+        merged?;
         // The pairs among changed objects: as they were, then as they are.
         let list = dirty.list();
         let now = |i: usize| store.snapshot(slots, list[i] as usize);
-        self.among_both(list, |i| store.before[i], now, finder, old, new)?;
-        Ok(())
+        self.among_both(list, |i| store.before[i], now, finder, old, new)
     }
 
     /// The search where most objects changed (a first update, a level loaded): every
@@ -399,30 +460,43 @@ impl<const D: usize> Search<D> {
             let (a, b) = super::pairs::slots_of(k);
             [Handle::new(a, generation_then(a)), Handle::new(b, generation_then(b))]
         }));
+        // The dynamic objects first, then the static ones: pairs among the dynamic ones,
+        // then a join of the static ones against them. Static pairs are never searched
+        // (a level's overlapping tiles would count against the pair bound, and cost).
         self.gather.clear();
         self.gather_ids.clear();
-        for (s, &alive) in slots.alive.iter().enumerate() {
-            if alive {
-                self.gather.push(store.boxes[s]);
-                self.gather_ids.push(s as u32);
+        for kind in [Kind::Dynamic, Kind::Static] {
+            for (s, &alive) in slots.alive.iter().enumerate() {
+                if alive && store.kinds[s] == kind {
+                    self.gather.push(store.boxes[s]);
+                    self.gather_ids.push(s as u32);
+                }
             }
         }
-        finder.find_pairs(&self.gather, &mut self.gather_found)?;
-        for &[i, j] in &self.gather_found {
-            let (a, b) = (self.gather_ids[i as usize], self.gather_ids[j as usize]);
-            let (ai, bi) = (a as usize, b as usize);
-            if pairable(store.kinds[ai], store.filter(ai), store.kinds[bi], store.filter(bi)) {
-                new.push(pair(a, slots.generations[ai], b, slots.generations[bi]));
+        let (dynamics, statics) = self.gather.split_at(store.dynamics);
+        let mut emit = |found: &[[u32; 2]], offset: u32| -> Result<(), Error> {
+            new.try_reserve(found.len()).map_err(|_| Error::OutOfMemory { pairs: found.len() })?;
+            for &[i, j] in found {
+                let (a, b) = (self.gather_ids[i as usize], self.gather_ids[(j + offset) as usize]);
+                let (ai, bi) = (a as usize, b as usize);
+                if pairable(store.kinds[ai], store.filter(ai), store.kinds[bi], store.filter(bi)) {
+                    new.push(pair(a, slots.generations[ai], b, slots.generations[bi]));
+                }
             }
-        }
-        // Sized by every live object and every overlapping pair (static-static included):
-        // given back, as a whole frame is rare (a first update), and the frames after
-        // need them at the size of what changes.
+            Ok(())
+        };
+        let found =
+            finder.find_pairs(dynamics, &mut self.gather_found).and_then(|()| emit(&self.gather_found, 0));
+        let found = found
+            .and_then(|()| finder.find_pairs_between(dynamics, statics, &mut self.gather_found))
+            .and_then(|()| emit(&self.gather_found, dynamics.len() as u32));
+        // Sized by every live object and every pair: given back, as a whole frame is rare
+        // (a first update), and the frames after need them at the size of what changes.
         self.gather = Vec::new();
         self.gather_ids = Vec::new();
         self.gather_found = Vec::new();
         self.gather_slots = Vec::new();
-        Ok(())
+        found
     }
 
     /// Keeps the dynamic lists the walks made (module docs of `walk`).

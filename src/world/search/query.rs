@@ -78,11 +78,14 @@ impl<const D: usize> Search<D> {
                     ControlFlow::Continue(())
                 }
             })?;
-            for &s in &self.extras {
+            self.extra_tree.query(region, |q| {
+                let s = self.extras[self.extra_tree.ids[q] as usize];
                 if !at.changed(s) && boxes[s as usize].overlaps(region) {
-                    visit(s, at.generations[s as usize])?;
+                    visit(s, at.generations[s as usize])
+                } else {
+                    ControlFlow::Continue(())
                 }
-            }
+            })?;
         }
         ControlFlow::Continue(())
     }
@@ -124,14 +127,16 @@ impl<const D: usize> Search<D> {
                     None => ControlFlow::Continue(()),
                 }
             })?;
-            for &s in &self.extras {
+            self.extra_tree.cast(ray, cut, |q, _, cut| {
+                let s = self.extras[self.extra_tree.ids[q] as usize];
                 if at.changed(s) {
-                    continue;
+                    return ControlFlow::Continue(());
                 }
-                if let Some(t) = ray.enters_box(&boxes[s as usize], *cut) {
-                    visit(s, at.generations[s as usize], t, cut)?;
+                match ray.enters_box(&boxes[s as usize], *cut) {
+                    Some(t) => visit(s, at.generations[s as usize], t, cut),
+                    None => ControlFlow::Continue(()),
                 }
-            }
+            })?;
         }
         ControlFlow::Continue(())
     }

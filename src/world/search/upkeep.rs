@@ -10,7 +10,7 @@
 //! - Allocation: the trees' kept buffers; a static rebuild gives back what only it needs.
 //! - Source: Box2D v3's broad phase (enlarged AABBs, a rebuild once the tree is loose).
 
-use super::{fat, holds, tree_margin, Near, Search, EXTRA, NONE, REBUILD_SHARE, SAH_FRAMES};
+use super::{far, fat, holds, tree_margin, Near, Search, EXTRA, EXTRAS_MIN, NONE, REBUILD_SHARE, SAH_FRAMES};
 use crate::world::store::{Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Kind};
 use std::ops::ControlFlow;
@@ -27,8 +27,9 @@ impl<const D: usize> Search<D> {
             .iter()
             .zip(&store.before)
             .any(|(&s, was)| is_static(was) || is_static(&store.snapshot(slots, s as usize)));
-        if statics_changed || !self.static_built {
+        if statics_changed || !self.static_built || self.statics_unsettled {
             self.build_statics(slots, store, margin);
+            self.statics_unsettled = true;
         }
         if self.slot_pos.len() < store.len() {
             let more = store.len() - self.slot_pos.len();
@@ -44,6 +45,7 @@ impl<const D: usize> Search<D> {
         if !lists {
             self.leaf_lists.stale_all();
         }
+        let mut extras_changed = false;
         for &s in list {
             let p = self.slot_pos[s as usize];
             if !live_dynamic(s) {
@@ -59,23 +61,45 @@ impl<const D: usize> Search<D> {
                 continue;
             }
             let b = store.boxes[s as usize].grown(margin);
-            if p == NONE {
-                if let Some(q) = self.free.pop() {
-                    self.pos_slot[q as usize] = s;
-                    self.slot_pos[s as usize] = q;
-                    self.leaf_box[q as usize] = b;
-                    if self.dynamics.enlarge(q as usize, &fat(&store.boxes[s as usize], margin)) && lists {
-                        self.grown_dynamic(q as usize);
+            let fb = fat(&store.boxes[s as usize], margin);
+            if p == EXTRA {
+                extras_changed = true;
+            } else if p == NONE {
+                // The last freed leaf, unless it lies far away: then none.
+                match self.free.pop() {
+                    Some(q) if !far(&self.dynamics.leaves[q as usize], &fb) => {
+                        self.pos_slot[q as usize] = s;
+                        self.slot_pos[s as usize] = q;
+                        self.leaf_box[q as usize] = b;
+                        if self.dynamics.enlarge(q as usize, &fb) && lists {
+                            self.grown_dynamic(q as usize);
+                        }
                     }
-                } else {
+                    q => {
+                        self.free.extend(q);
+                        self.slot_pos[s as usize] = EXTRA;
+                        self.extras.push(s);
+                        extras_changed = true;
+                    }
+                }
+            } else {
+                let t = store.boxes[s as usize].grown(tree_margin(margin));
+                let leaf = &self.dynamics.leaves[p as usize];
+                if holds(leaf, &t) {
+                    self.leaf_box[p as usize] = b;
+                } else if far(leaf, &fb) {
+                    // Gone far (a teleport, a parking spot): its leaf is freed rather
+                    // than stretched across the world.
+                    self.pos_slot[p as usize] = NONE;
+                    self.drop_list(p as usize);
+                    self.free.push(p);
                     self.slot_pos[s as usize] = EXTRA;
                     self.extras.push(s);
-                }
-            } else if p != EXTRA {
-                self.leaf_box[p as usize] = b;
-                let t = store.boxes[s as usize].grown(tree_margin(margin));
-                if !holds(&self.dynamics.leaves[p as usize], &t) {
-                    if self.dynamics.enlarge(p as usize, &fat(&store.boxes[s as usize], margin)) && lists {
+                    self.loosened += 1;
+                    extras_changed = true;
+                } else {
+                    self.leaf_box[p as usize] = b;
+                    if self.dynamics.enlarge(p as usize, &fb) && lists {
                         self.grown_dynamic(p as usize);
                     }
                     self.loosened += 1;
@@ -83,14 +107,27 @@ impl<const D: usize> Search<D> {
             }
         }
         let slot_pos = &self.slot_pos;
+        let before = self.extras.len();
         self.extras.retain(|&s| slot_pos[s as usize] == EXTRA);
+        extras_changed |= self.extras.len() != before;
         let leaves = self.dynamics.len();
-        self.rebuild |= self.loosened > leaves / REBUILD_SHARE || self.extras.len() > 64 + leaves / 1024;
-        // A frame where every dynamic object changed walks no dynamic tree (see `walk`):
-        // the rebuild waits for a frame that does.
-        if self.rebuild && self.clean_dynamics > 0 {
+        // Objects without a leaf never wait for a later frame: past their bound the tree is
+        // rebuilt now, whatever moved. A tree loosened by grown leaves is rebuilt on a frame
+        // that walks it: where every dynamic object changed, none does (see `walk`).
+        let crowded = self.extras.len() > EXTRAS_MIN + leaves / REBUILD_SHARE;
+        self.rebuild |= self.loosened > leaves / REBUILD_SHARE;
+        if crowded || (self.rebuild && self.clean_dynamics > 0) {
             self.build_dynamics(slots, store, margin);
+        } else if extras_changed {
+            self.build_extras(store, margin);
         }
+    }
+
+    /// Rebuilds the tree over the objects without a leaf.
+    fn build_extras(&mut self, store: &Store<D>, margin: f32) {
+        self.gather.clear();
+        self.gather.extend(self.extras.iter().map(|&s| store.boxes[s as usize]));
+        self.extra_tree.build_for_queries(&self.gather, tree_margin(margin));
     }
 
     /// Rebuilds the static tree over the live static objects.
@@ -257,6 +294,7 @@ impl<const D: usize> Search<D> {
         // object has a leaf, even one that a negative margin turns inside out.
         self.free.clear();
         self.extras.clear();
+        self.extra_tree.build_for_queries(&[], 0.0);
         self.loosened = 0;
         self.rebuild = false;
         self.dynamic_built = true;

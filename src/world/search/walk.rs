@@ -48,6 +48,18 @@ struct Mover<const D: usize> {
     region: Aabb<D>,
     /// One object then and now (neither removed nor its slot refilled).
     same: bool,
+    /// Objects whose grown boxes meet this box are skipped: the second half of a mover
+    /// split in two ([`Mover::split`]) skips what the first met. Inside out (nothing)
+    /// otherwise.
+    skip: Aabb<D>,
+    /// Whether its walk of the static tree makes it a static list (not for the first
+    /// half of a split mover, whose region is where it was).
+    lists: bool,
+}
+
+/// A box that meets nothing.
+fn nothing<const D: usize>() -> Aabb<D> {
+    Aabb { min: [f32::INFINITY; D], max: [f32::NEG_INFINITY; D] }
 }
 
 impl<const D: usize> Mover<D> {
@@ -70,7 +82,20 @@ impl<const D: usize> Mover<D> {
         }
         let same = was.alive && is.alive && was.generation == is.generation;
         let (was_g, is_g) = (was.aabb.grown(f.margin), is.aabb.grown(f.margin));
-        Some(Mover { s, was, is, was_g, is_g, region, same })
+        Some(Mover { s, was, is, was_g, is_g, region, same, skip: nothing(), lists: true })
+    }
+
+    /// A mover whose boxes then and now lie far apart (see `far`: a teleport, a parking
+    /// spot) as two walks, one around each box, rather than one around both, which would
+    /// visit everything between: the first meets the objects near where it was (tested
+    /// against both states), the second those near where it is that the first did not.
+    fn split(&self) -> Option<(Self, Self)> {
+        if !(self.was.alive && self.is.alive && super::far(&self.was_g, &self.is_g)) {
+            return None;
+        }
+        let then = Mover { region: self.was_g, lists: false, ..*self };
+        let now = Mover { region: self.is_g, skip: self.was_g, ..*self };
+        Some((then, now))
     }
 
     /// Clean object `y` met, with `g` its box grown by the margin (kept beside the tree or
@@ -90,7 +115,7 @@ impl<const D: usize> Mover<D> {
         old: &mut Vec<[Handle; 2]>,
         new: &mut Vec<[Handle; 2]>,
     ) {
-        if !self.region.overlaps(g) || g.is_inverted() || f.dirty.contains(y) {
+        if !self.region.overlaps(g) || g.is_inverted() || self.skip.overlaps(g) || f.dirty.contains(y) {
             return;
         }
         self.settle(y, yk, self.was_g.overlaps(g), self.is_g.overlaps(g), f, old, new);
@@ -111,6 +136,11 @@ impl<const D: usize> Mover<D> {
         let outer = grid.outer(e);
         if !self.region.overlaps(&outer) || f.dirty.contains(e.slot) {
             return;
+        }
+        if self.skip.overlaps(&outer) {
+            // The second half of a split mover, near the box it skips: the exact test.
+            let g = f.store.boxes[e.slot as usize].grown(f.margin);
+            return self.meet(e.slot, &g, Kind::Static, f, old, new);
         }
         let listed = Listed { outer, inner: grid.inner(e) };
         match (listed.meets(&self.was_g), listed.meets(&self.is_g)) {
@@ -173,15 +203,29 @@ impl<const D: usize> Search<D> {
         self.prefetch_chunk(at, f);
         for &i in at {
             let Some(m) = Mover::new(i as usize, f) else { continue };
-            self.walk_statics(&m, f, part);
-            for &y in &self.extras {
-                let g = f.store.boxes[y as usize].grown(f.margin);
-                m.meet(y, &g, Kind::Dynamic, f, &mut part.old, &mut part.new);
+            match m.split() {
+                Some((then, now)) => {
+                    self.walk_one(&then, f, part);
+                    self.walk_one(&now, f, part);
+                }
+                None => self.walk_one(&m, f, part),
             }
-            // Where every dynamic object changed, the tree holds none to meet.
-            if self.clean_dynamics > 0 {
-                self.walk_dynamics(&m, f, part);
-            }
+        }
+    }
+
+    /// The walks of one mover (or of one of its two halves): the static objects, the
+    /// objects without a leaf, the dynamic tree.
+    fn walk_one(&self, m: &Mover<D>, f: &Frame<'_, D>, part: &mut Part<D>) {
+        self.walk_statics(m, f, part);
+        let _ = self.extra_tree.query(&m.region, |q| {
+            let y = self.extras[self.extra_tree.ids[q] as usize];
+            let g = f.store.boxes[y as usize].grown(f.margin);
+            m.meet(y, &g, Kind::Dynamic, f, &mut part.old, &mut part.new);
+            ControlFlow::Continue(())
+        });
+        // Where every dynamic object changed, the tree holds none to meet.
+        if self.clean_dynamics > 0 {
+            self.walk_dynamics(m, f, part);
         }
     }
 
@@ -295,7 +339,9 @@ impl<const D: usize> Search<D> {
         }
         let (old, new) = (&mut part.old, &mut part.new);
         // The object's leaf: a list is kept by leaf position.
-        let at = self.slot_pos.get(m.s as usize).copied().filter(|&p| p < EXTRA && dynamic(&m.is));
+        let at = self.slot_pos.get(m.s as usize).copied().filter(|&p| p < EXTRA && dynamic(&m.is) && m.lists);
+        // (Not for the first half of a split mover: its state now lies outside its
+        // region, where a list's clipped boxes are not exact.)
         let list = at.and_then(|p| self.near.get(p as usize));
         let list = list.filter(|l| l.generation == self.static_generation && holds(&l.fat, &m.region));
         // A list is kept only where its fat box has a grid.
