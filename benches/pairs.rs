@@ -16,6 +16,7 @@
 //! | `BP_CHECK_N`     | `3000`                               | size of the correctness check's scenes   |
 //! | `BP_MEASURE`     | `3`                                  | criterion measurement time, seconds      |
 //! | `BP_BOUNDS`      | `none`                               | our `Config::bounds`: `huge` (+-1e9), `max` (+-`f32::MAX`), `zero`, `offset` (a unit box at 1e6); groups get `+bounds:{kind}` |
+//! | `BP_ONESHOT`     | `0`                                  | `1`: also the `oneshot/...` groups (below) |
 //!
 //! The cliffs (inputs that once made the cost quadratic): `BP_SCENES=cliffs BP_SIZES=200000`
 //! for the parked shares and distances, `BP_SCENES=staircase BP_DIMS=2
@@ -37,6 +38,13 @@
 //! not the conversion of the boxes into their types nor the (untimed) copy that restores
 //! broccoli's input order before each iteration. Single-threaded competitors run once per
 //! scene, not once per thread count.
+//!
+//! With `BP_ONESHOT=1`, groups `oneshot/{1d|2d|3d}/{scene}/{n}` time the one-shot
+//! `find_pairs_with` (`find_pairs/t{threads}`: its finder from the process-wide cache, a
+//! fresh output each call) against a reused `Broadphase` and output (`reused/t{threads}`)
+//! and a fresh `Broadphase` each call (`fresh/t{threads}`: what `find_pairs_with` did
+//! before the cache). For them alone: `BP_ONESHOT=1 BP_SCENES=uniform BP_DIMS=3
+//! BP_SIZES=100000,1000000 BP_COMPETITORS=0 cargo bench --bench pairs -- oneshot`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -70,6 +78,8 @@ struct Opts {
     /// `BP_BOUNDS`: the `Config::bounds` our runs get (`none`, `huge`, `max`, `zero`,
     /// `offset`).
     bounds: String,
+    /// `BP_ONESHOT`: also time the one-shot calls (`oneshot/...` groups).
+    oneshot: bool,
 }
 
 /// Our configuration under `BP_BOUNDS`: no bounds, +-1e9, +-`f32::MAX`, a zero-size box at
@@ -149,6 +159,7 @@ impl Opts {
             check_n: env_num("BP_CHECK_N", 3000),
             measure: Duration::from_secs_f64(env_num("BP_MEASURE", 3) as f64),
             bounds: env_list("BP_BOUNDS", "none").concat(),
+            oneshot: env_num("BP_ONESHOT", 0) != 0,
         }
     }
 }
@@ -419,8 +430,56 @@ fn bench_dim<const D: usize>(c: &mut Criterion, opts: &Opts, pools: &[(usize, ra
                 }
             }
             g.finish();
+            if opts.oneshot {
+                bench_oneshot(
+                    c,
+                    &format!("oneshot/{}/{name}{with}/{n}", dim_label::<D>()),
+                    &boxes,
+                    &config,
+                    pools,
+                    opts.measure,
+                );
+            }
         }
     }
+}
+
+/// The one-shot call (its finder cached) against a reused finder and a fresh one.
+fn bench_oneshot<const D: usize>(
+    c: &mut Criterion,
+    group_name: &str,
+    boxes: &[Aabb<D>],
+    config: &Config<D>,
+    pools: &[(usize, rayon::ThreadPool)],
+    measure: Duration,
+) {
+    let mut g = c.benchmark_group(group_name);
+    g.throughput(Throughput::Elements(boxes.len() as u64))
+        .sample_size(10)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(measure);
+    for (t, pool) in pools {
+        let mut bp = Broadphase::<D>::new(*config).unwrap();
+        let mut out: Pairs = Vec::new();
+        g.bench_function(format!("reused/t{t}"), |b| {
+            b.iter(|| {
+                pool.install(|| bp.find_pairs(black_box(boxes), &mut out)).unwrap();
+                black_box(out.len())
+            })
+        });
+        g.bench_function(format!("find_pairs/t{t}"), |b| {
+            b.iter(|| pool.install(|| broadphase::find_pairs_with(black_box(boxes), config)).unwrap().len())
+        });
+        g.bench_function(format!("fresh/t{t}"), |b| {
+            b.iter(|| {
+                let mut bp = Broadphase::<D>::new(*config).unwrap();
+                let mut out: Pairs = Vec::new();
+                pool.install(|| bp.find_pairs(black_box(boxes), &mut out)).unwrap();
+                out.len()
+            })
+        });
+    }
+    g.finish();
 }
 
 fn main() {

@@ -61,6 +61,6 @@ pub use algorithms::rdc::{Clusters, Rdc};
 pub use between::{find_pairs_between, find_pairs_between_with};
 pub use config::{Config, Method, Refine};
 pub use error::{BoxProblem, Error};
-pub use pipeline::{find_pairs, find_pairs_with, Broadphase};
+pub use pipeline::{find_pairs, find_pairs_with, release_cached_buffers, Broadphase};
 pub use stats::Stats;
 pub use world::{Batch, Events, Filter, Handle, Kind, Ray, Select, World, World2, World3, WorldStats};

@@ -32,7 +32,8 @@
 //!   thread count.
 //! - Allocation: [`Broadphase`] owns the stages' buffers and reuses them across calls, so
 //!   a steady stream of frames of similar size allocates only the output's growth and
-//!   small per-chunk lists (and, on a whole-scene sweep, each chunk's pair keys).
+//!   small per-chunk lists (and, on a whole-scene sweep, each chunk's pair keys). The
+//!   one-shot [`find_pairs`] borrows a finder from a small process-wide pool (`cache`).
 //! - Source: this crate; each stage cites its own.
 //!
 //! The entry keys are `u64` where the layout fits 64 bits and `u128` where it does not;
@@ -45,6 +46,9 @@ use crate::columns::{Columns, Entry};
 use crate::kernels::pair_sort::PairBudget;
 use crate::{Aabb, Config, Error, Stats};
 use std::time::Instant;
+
+mod cache;
+pub use cache::release_cached_buffers;
 
 /// A reusable pair finder: owns the scan's, the columns' and the pair stage's buffers.
 #[derive(Debug)]
@@ -250,6 +254,9 @@ impl<const D: usize> Broadphase<D> {
         self.apart_boxes.extend(st.far.iter().chain(&st.crossing).map(|&i| boxes[i as usize]));
         let config = self.config;
         let finder = self.apart.get_or_insert_with(|| Box::new(Broadphase::checked(config, true)));
+        // The owner's configuration may have changed since the finder was made (a pooled
+        // one-shot finder: `cache`).
+        finder.config = config;
         finder.frame(&self.apart_boxes, &mut self.apart_pairs)?;
         let ids = |a: u32| {
             st.far.get(a as usize).copied().unwrap_or_else(|| st.crossing[a as usize - st.far.len()])
@@ -399,19 +406,23 @@ fn run<const D: usize, T: Entry>(
 
 /// Every pair `[i, j]`, `i < j`, of overlapping boxes, sorted ascending, unique.
 /// Boxes are closed (touching boxes overlap). Runs on the current rayon pool.
+///
+/// The call borrows a [`Broadphase`]'s buffers from a process-wide cache and puts them
+/// back afterwards, so repeated calls do not fault fresh memory in. The cache keeps at
+/// most four finders a dimension (one each for callers on several threads at once), each
+/// about the size of the largest call it served; [`release_cached_buffers`] gives them
+/// back. The output and the errors are those of a fresh [`Broadphase`].
 pub fn find_pairs<const D: usize>(boxes: &[Aabb<D>]) -> Result<Vec<[u32; 2]>, Error> {
     find_pairs_with(boxes, &Config::default())
 }
 
-/// [`find_pairs`] with a [`Config`] (margin, grid bounds, tuning).
+/// [`find_pairs`] with a [`Config`] (margin, grid bounds, tuning), on the same cached
+/// buffers.
 pub fn find_pairs_with<const D: usize>(
     boxes: &[Aabb<D>],
     config: &Config<D>,
 ) -> Result<Vec<[u32; 2]>, Error> {
-    let mut bp = Broadphase::new(*config)?;
-    let mut out = Vec::new();
-    bp.find_pairs(boxes, &mut out)?;
-    Ok(out)
+    cache::find_pairs_cached(boxes, config)
 }
 
 #[cfg(test)]
