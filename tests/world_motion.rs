@@ -177,6 +177,44 @@ fn kinds<const D: usize>(seed: u64, margin: f32) {
     });
 }
 
+fn doors<const D: usize>(seed: u64, margin: f32) {
+    // A few static boxes move by their size and back each frame (doors), now and then
+    // one is removed and a new one put in; the dynamic boxes creep.
+    // After frame 40 the statics stay: the static tree is rebuilt by area 64 frames on.
+    run::<D>(seed, margin, 110, |r, w, objs, f| {
+        let statics: Vec<usize> = (0..objs.len()).filter(|&i| objs[i].kind == Kind::Static).collect();
+        for _ in 0..if f < 40 { 3 } else { 0 } {
+            let i = statics[r.below(statics.len())];
+            let b = objs[i].b;
+            let d = if f % 2 == 0 { 1.0 } else { -1.0 };
+            moved(w, &mut objs[i], Aabb::new(b.min.map(|x| x + d), b.max.map(|x| x + d)));
+        }
+        if f % 7 == 3 && f < 40 {
+            let i = statics[r.below(statics.len())];
+            w.remove(objs[i].h).unwrap();
+            let b = cube(std::array::from_fn(|_| r.unit() * 30.0), 1.0);
+            objs[i] = Obj { h: w.insert(b, Kind::Static).unwrap(), b, kind: Kind::Static };
+        }
+        for i in dynamics(objs) {
+            if r.below(3) == 0 {
+                let b = objs[i].b;
+                let d = (r.unit() - 0.5) * 0.3;
+                moved(w, &mut objs[i], Aabb::new(b.min.map(|x| x + d), b.max.map(|x| x + d)));
+            }
+        }
+    });
+}
+
+#[test]
+fn a_few_statics_changed_a_frame_match_brute_force() {
+    for seed in 1..4 {
+        for margin in [0.0, 0.1] {
+            doors::<2>(seed, margin);
+            doors::<3>(seed, margin);
+        }
+    }
+}
+
 #[test]
 fn an_object_pool_parking_far_away_matches_brute_force() {
     for seed in 1..4 {

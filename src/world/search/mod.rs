@@ -171,8 +171,13 @@ impl<const D: usize> Near<D> {
         Near { start: 0, len: 0, generation: NONE, fat: Aabb { min: [0.0; D], max: [0.0; D] } };
 }
 
+/// Over this many changed static boxes (as they were and as they are) in a frame, every
+/// static list goes stale at once, rather than those near a change.
+const STATIC_CHANGES_MAX: usize = 64;
+
 /// A dynamic tree that lasted this many frames is rebuilt by the surface area heuristic,
-/// else in Morton order (`Search::build_dynamics`).
+/// else in Morton order (`Search::build_dynamics`); likewise a static tree whose objects
+/// stayed unchanged that many frames.
 const SAH_FRAMES: u64 = 64;
 
 /// No slot position (free leaf; slot without a leaf).
@@ -194,6 +199,11 @@ pub(crate) struct Search<const D: usize> {
     static_gens: Vec<u32>,
     /// No static tree was built yet.
     static_built: bool,
+    /// The static tree was built by the surface area heuristic, and the frame its
+    /// objects last changed in (a tree rebuilt for a few changes is built in Morton
+    /// order, and by area once its objects have stayed as they are `SAH_FRAMES` frames).
+    static_by_area: bool,
+    statics_changed_at: u64,
     /// The static tree was rebuilt by the upkeep of a frame that has not succeeded yet:
     /// it holds that frame's state, which calls made before the retry may have undone
     /// (a static object inserted and removed again, a kind flipped and flipped back), so
@@ -248,7 +258,7 @@ pub(crate) struct Search<const D: usize> {
     /// The grown box of the object at each dynamic leaf position (current for every clean
     /// object), read beside the tree rather than from the store by slot.
     leaf_box: Vec<Aabb<D>>,
-    /// Static trees built so far: a list taken from an older tree is stale.
+    /// The generation every live static list has (a list of another is stale: `NONE`).
     static_generation: u32,
     /// The whole frame's slots (beside `gather`) and pairs ([`Search::whole`]).
     gather_ids: Vec<u32>,
