@@ -42,11 +42,13 @@ impl<const D: usize> Entry<D> {
 
 /// The steps of one fat box: step `q` on axis `k` is at `origin[k] + q * step[k]`, rounded
 /// as f32 arithmetic rounds it (never decreasing in `q`), and step [`QMAX`] is at or past
-/// the fat box's max.
+/// the fat box's max, `end[k]`. Steps may run many past `end` (a fat box a few subnormal
+/// steps wide has no finer grid), so boxes are clipped to `end`, not to the last step.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Grid<const D: usize> {
     origin: [f32; D],
     step: [f32; D],
+    end: [f32; D],
 }
 
 /// How a box stands against a listed object: surely apart, surely meeting, or too close
@@ -69,8 +71,10 @@ impl<const D: usize> Grid<D> {
         for k in 0..D {
             let mut s = (fat.max[k] - fat.min[k]) / QMAX as f32;
             // Rounding may leave the last step short of the max: lengthen the step, by
-            // an increment that doubles each time, until it is not.
-            let mut more = f32::MIN_POSITIVE.max(s * f32::EPSILON);
+            // an increment that doubles each time, until it is not. The increment starts
+            // at an ulp of the step, or the least subnormal where the step is subnormal
+            // (or zero), so the last step ends as near the max as f32 allows.
+            let mut more = f32::from_bits(1).max(s * f32::EPSILON);
             while s.is_finite() && origin[k] + QMAX as f32 * s < fat.max[k] {
                 s += more;
                 more *= 2.0;
@@ -80,7 +84,7 @@ impl<const D: usize> Grid<D> {
             }
             step[k] = s;
         }
-        Some(Self { origin, step })
+        Some(Self { origin, step, end: fat.max })
     }
 
     #[inline(always)]
@@ -90,12 +94,18 @@ impl<const D: usize> Grid<D> {
 
     /// The entry of slot `slot` with box `g`, which meets the fat box and is not inside
     /// out.
+    ///
+    /// INVARIANT (the module's bracket, for any steps, however coarse): with `lo`, `hi`
+    /// the box clipped to the fat box, `at(min) <= lo < at(min + 1)` (or `min` is the
+    /// last code, whose step is at or past the fat box's max, so `at(min + 1) >= lo`),
+    /// and `at(max - 1) < hi <= at(max)` (or `max` is 0, and `at(-1) <= origin <= hi`).
+    /// `hi` is clipped to the fat box's max, not to the last step: where the steps run
+    /// past the max, `at(max - 1)` could otherwise pass it.
     pub(super) fn encode(&self, slot: u32, g: &Aabb<D>) -> Entry<D> {
         let mut min = [0u16; D];
         let mut max = [0u16; D];
         for k in 0..D {
-            let top = self.at(k, QMAX as i32);
-            let (lo, hi) = (g.min[k].max(self.origin[k]), g.max[k].min(top));
+            let (lo, hi) = (g.min[k].max(self.origin[k]), g.max[k].min(self.end[k]));
             // The last step at or below `lo`: a guess from the division, then corrected.
             let mut q = self.guess(k, lo);
             while q > 0 && self.at(k, q) > lo {
@@ -248,5 +258,110 @@ mod tests {
             }
         }
         assert!(unsure < 20_000 / 100, "{unsure} tests of boxes anywhere unsettled");
+    }
+
+    /// Checks the bracket of `g` in `grid` (of `fat`), and every test of `b` against it.
+    fn check_bracket<const D: usize>(grid: &Grid<D>, fat: &Aabb<D>, g: &Aabb<D>, bs: &[Aabb<D>]) {
+        let e = grid.encode(3, g);
+        let (clip, outer, inner) = (clipped(g, fat), grid.outer(&e), grid.inner(&e));
+        for k in 0..D {
+            assert!(
+                outer.min[k] <= clip.min[k] && clip.max[k] <= outer.max[k],
+                "{g:?} in {fat:?}: {outer:?}"
+            );
+            assert!(
+                inner.min[k] >= clip.min[k] && inner.max[k] <= clip.max[k],
+                "{g:?} in {fat:?}: {inner:?}"
+            );
+        }
+        let listed = Listed { outer, inner };
+        for b in bs {
+            match listed.meets(b) {
+                Meets::Yes => assert!(b.overlaps(g), "{b:?} said to meet {g:?} in {fat:?}"),
+                Meets::No => assert!(!b.overlaps(g), "{b:?} said to miss {g:?} in {fat:?}"),
+                Meets::Unsure => {}
+            }
+        }
+    }
+
+    /// The red team's case: the fat box of a 1.2e-38-wide dynamic sliver (its steps
+    /// subnormal) beside a static box 1e-30 wide that reaches far past it. Before the
+    /// fix, the steps ran past the fat box and the inner box with them.
+    #[test]
+    fn a_subnormal_sliver_beside_a_wide_static() {
+        for x in [0.0f32, 1e-30, -1e-30, 3e-36] {
+            let w = 1.2e-38f32;
+            let sliver = Aabb::<2>::new([x, 0.0], [x + w, w]);
+            // As the search grows a dynamic box for its list: by half its longest side.
+            let fat = sliver.grown(0.5 * w);
+            let grid = Grid::new(&fat).unwrap();
+            for (lo, hi) in [(x + w, x + 1e-30), (x + w / 2.0, x + 1e-30), (x - 1e-30, x + w / 4.0), (x, x)] {
+                let g = Aabb::new([lo, -1e-30], [hi, 1e-30]);
+                check_bracket(&grid, &fat, &g, &[sliver, fat]);
+            }
+        }
+    }
+
+    /// The bracket holds for fat boxes at subnormal and tiny scales (sides from one
+    /// subnormal step to 1e-30, near 0, 1e-38 and 1e-30), whatever their steps: objects
+    /// reaching far past the fat box, inside it, zero size, touching a face.
+    #[test]
+    fn outer_and_inner_bracket_at_subnormal_scales() {
+        let mut rng = Rng::new(29);
+        const CENTRES: [f32; 5] = [0.0, 1e-38, -1e-38, 1e-30, 3e-36];
+        for _ in 0..5_000 {
+            let c0 = CENTRES[rng.below(5)];
+            let side = match rng.below(4) {
+                0 => f32::from_bits(1 + rng.below(4096) as u32),
+                _ => 10f32.powi(-(rng.below(16) as i32) - 30),
+            };
+            let c: [f32; 3] = std::array::from_fn(|_| c0 + rng.range(-1.0, 1.0) * side);
+            let h: [f32; 3] =
+                std::array::from_fn(|_| if rng.below(8) == 0 { 0.0 } else { rng.range(0.1, 1.0) * side });
+            let fat =
+                Aabb::<3>::new(std::array::from_fn(|k| c[k] - h[k]), std::array::from_fn(|k| c[k] + h[k]));
+            let grid = Grid::new(&fat).unwrap();
+            // An object near the fat box's faces, sometimes reaching a million times past.
+            let mut g = fat;
+            for k in 0..3 {
+                let far = if rng.below(3) == 0 { 1e6 } else { 1.0 };
+                let (a, b) = (near(&mut rng, fat.min[k], side * far), near(&mut rng, fat.max[k], side * far));
+                g.min[k] = a.min(b).min(fat.max[k]);
+                g.max[k] = a.max(b).max(fat.min[k]);
+            }
+            // Boxes inside the fat box: near the object's faces, and anywhere.
+            let mut bs = [fat; 2];
+            for k in 0..3 {
+                let clip = clipped(&g, &fat);
+                let (x, y) = (near(&mut rng, clip.max[k], side), near(&mut rng, clip.min[k], side));
+                bs[0].min[k] = x.min(y).clamp(fat.min[k], fat.max[k]);
+                bs[0].max[k] = x.max(y).clamp(fat.min[k], fat.max[k]);
+                let (x, y) = (rng.range(fat.min[k], fat.max[k]), rng.range(fat.min[k], fat.max[k]));
+                bs[1].min[k] = x.min(y).clamp(fat.min[k], fat.max[k]);
+                bs[1].max[k] = x.max(y).clamp(fat.min[k], fat.max[k]);
+            }
+            check_bracket(&grid, &fat, &g, &bs);
+        }
+    }
+
+    /// A grid's last step ends within a step, plus twice [`QMAX`] least subnormals, past
+    /// the fat box's max, at every scale (sides from 1e-44 to 1e-26, steps subnormal or
+    /// not): so the lists of tiny boxes are as fine as f32 allows. Lengthening a short
+    /// step by at least `f32::MIN_POSITIVE` ran a subnormal grid some 7.7e-34 past.
+    #[test]
+    fn tiny_grids_end_near_the_fat_box() {
+        let mut rng = Rng::new(31);
+        for _ in 0..20_000 {
+            let side = rng.range(1.0, 10.0) * 10f32.powi(-(rng.below(19) as i32) - 26);
+            let lo = if rng.below(3) == 0 { 0.0 } else { -rng.range(0.0, 1.0) * side };
+            let fat = Aabb::<1>::new([lo], [lo + side]);
+            let grid = Grid::new(&fat).unwrap();
+            let over = grid.at(0, QMAX as i32) - fat.max[0];
+            let step = grid.step[0];
+            assert!(
+                over <= step + 2.0 * QMAX as f32 * f32::from_bits(1),
+                "{fat:?}: step {step:e}, {over:e} past"
+            );
+        }
     }
 }
