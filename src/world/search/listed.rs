@@ -106,26 +106,55 @@ impl<const D: usize> Grid<D> {
         let mut max = [0u16; D];
         for k in 0..D {
             let (lo, hi) = (g.min[k].max(self.origin[k]), g.max[k].min(self.end[k]));
-            // The last step at or below `lo`: a guess from the division, then corrected.
-            let mut q = self.guess(k, lo);
-            while q > 0 && self.at(k, q) > lo {
-                q -= 1;
-            }
-            while q < QMAX as i32 && self.at(k, q + 1) <= lo {
-                q += 1;
-            }
-            min[k] = q as u16;
-            // The first step at or above `hi`.
-            let mut q = self.guess(k, hi);
-            while q < QMAX as i32 && self.at(k, q) < hi {
-                q += 1;
-            }
-            while q > 0 && self.at(k, q - 1) >= hi {
-                q -= 1;
-            }
-            max[k] = q as u16;
+            min[k] = self.last_at_or_below(k, lo) as u16;
+            max[k] = self.first_at_or_above(k, hi) as u16;
         }
         Entry { slot, min, max }
+    }
+
+    /// The last code whose step is at or below `x` (`x` at or past the origin): the guess
+    /// from the division where it is right, else a binary search over the codes (steps
+    /// never decrease). Where the fat box is small beside its distance from 0 (a 1 m
+    /// object half a million metres out), thousands of steps round to one value and a
+    /// guess can be off by that many: the search bounds the cost at 16 steps.
+    #[inline]
+    fn last_at_or_below(&self, k: usize, x: f32) -> i32 {
+        let q = self.guess(k, x);
+        if self.at(k, q) <= x && (q == QMAX as i32 || self.at(k, q + 1) > x) {
+            return q;
+        }
+        // INVARIANT: `at(a) <= x`, and `b` is past the last code or `at(b) > x`.
+        let (mut a, mut b) = (0, QMAX as i32 + 1);
+        while b - a > 1 {
+            let m = (a + b) / 2;
+            if self.at(k, m) <= x {
+                a = m;
+            } else {
+                b = m;
+            }
+        }
+        a
+    }
+
+    /// The first code whose step is at or above `x` (`x` at or before the last step), as
+    /// [`Grid::last_at_or_below`].
+    #[inline]
+    fn first_at_or_above(&self, k: usize, x: f32) -> i32 {
+        let q = self.guess(k, x);
+        if self.at(k, q) >= x && (q == 0 || self.at(k, q - 1) < x) {
+            return q;
+        }
+        // INVARIANT: `a` is before the first code or `at(a) < x`, and `at(b) >= x`.
+        let (mut a, mut b) = (-1, QMAX as i32);
+        while b - a > 1 {
+            let m = (a + b) / 2;
+            if self.at(k, m) >= x {
+                b = m;
+            } else {
+                a = m;
+            }
+        }
+        b
     }
 
     fn guess(&self, k: usize, x: f32) -> i32 {
