@@ -166,7 +166,11 @@ impl<const D: usize> Search<D> {
     /// so only a change that meets the fat box can make it wrong. O(lists x changes).
     fn stale_static_lists(&mut self, changed: Option<&[Aabb<D>]>) {
         for l in self.near.iter_mut().filter(|l| l.generation != NONE) {
-            if changed.is_none_or(|c| c.iter().any(|b| b.overlaps(&l.fat))) {
+            let near = match changed {
+                Some(c) => c.iter().any(|b| b.overlaps(&l.fat)),
+                None => true,
+            };
+            if near {
                 self.arena_live -= l.len as usize;
                 l.generation = NONE;
             }
