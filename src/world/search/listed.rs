@@ -251,19 +251,8 @@ mod tests {
                 g.min[k] = a.min(b).min(fat.max[k]);
                 g.max[k] = a.max(b).max(fat.min[k]);
             }
-            let e = grid.encode(7, &g);
-            let (clip, outer, inner) = (clipped(&g, &fat), grid.outer(&e), grid.inner(&e));
-            for k in 0..3 {
-                assert!(
-                    outer.min[k] <= clip.min[k] && clip.max[k] <= outer.max[k],
-                    "{g:?} in {fat:?}: {outer:?}"
-                );
-                assert!(
-                    inner.min[k] >= clip.min[k] && inner.max[k] <= clip.max[k],
-                    "{g:?} in {fat:?}: {inner:?}"
-                );
-            }
-            let listed = Listed { outer, inner };
+            let listed = bracket(&grid, &fat, &g);
+            let clip = clipped(&g, &fat);
             // A box inside the fat box, near the object's faces.
             let mut b = fat;
             for k in 0..3 {
@@ -289,8 +278,9 @@ mod tests {
         assert!(unsure < 20_000 / 100, "{unsure} tests of boxes anywhere unsettled");
     }
 
-    /// Checks the bracket of `g` in `grid` (of `fat`), and every test of `b` against it.
-    fn check_bracket<const D: usize>(grid: &Grid<D>, fat: &Aabb<D>, g: &Aabb<D>, bs: &[Aabb<D>]) {
+    /// `g` encoded in `grid` (of `fat`), its outer box checked to hold the box clipped to
+    /// `fat` and its inner box to be held by it.
+    fn bracket<const D: usize>(grid: &Grid<D>, fat: &Aabb<D>, g: &Aabb<D>) -> Listed<D> {
         let e = grid.encode(3, g);
         let (clip, outer, inner) = (clipped(g, fat), grid.outer(&e), grid.inner(&e));
         for k in 0..D {
@@ -303,7 +293,12 @@ mod tests {
                 "{g:?} in {fat:?}: {inner:?}"
             );
         }
-        let listed = Listed { outer, inner };
+        Listed { outer, inner }
+    }
+
+    /// Checks the bracket of `g` in `grid` (of `fat`), and every test of `b` against it.
+    fn check_bracket<const D: usize>(grid: &Grid<D>, fat: &Aabb<D>, g: &Aabb<D>, bs: &[Aabb<D>]) {
+        let listed = bracket(grid, fat, g);
         for b in bs {
             match listed.meets(b) {
                 Meets::Yes => assert!(b.overlaps(g), "{b:?} said to meet {g:?} in {fat:?}"),

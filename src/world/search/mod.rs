@@ -204,6 +204,9 @@ pub(crate) struct Search<const D: usize> {
     /// order, and by area once its objects have stayed as they are `SAH_FRAMES` frames).
     static_by_area: bool,
     statics_changed_at: u64,
+    /// The frame's changed static boxes, as they were and as they are (the upkeep's
+    /// scratch, at most `STATIC_CHANGES_MAX + 1`).
+    static_changes: Vec<Aabb<D>>,
     /// The static tree was rebuilt by the upkeep of a frame that has not succeeded yet:
     /// it holds that frame's state, which calls made before the retry may have undone
     /// (a static object inserted and removed again, a kind flipped and flipped back), so

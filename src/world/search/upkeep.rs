@@ -33,7 +33,8 @@ impl<const D: usize> Search<D> {
         self.clean_dynamics = store.dynamics - list.iter().filter(|&&s| live_dynamic(s)).count();
         let is_static = |st: &Snapshot<D>| st.alive && st.kind == Kind::Static;
         // The boxes of the static objects that changed, as they were and as they are.
-        let mut changed = Vec::new();
+        let mut changed = std::mem::take(&mut self.static_changes);
+        changed.clear();
         for (&s, was) in list.iter().zip(&store.before) {
             let is = store.snapshot(slots, s as usize);
             for st in [was, &is].into_iter().filter(|st| is_static(st)) {
@@ -62,6 +63,7 @@ impl<const D: usize> Search<D> {
             // queries of the frames to come. Every list stays valid.
             self.build_statics(slots, store, margin, true);
         }
+        self.static_changes = changed;
         if self.slot_pos.len() < store.len() {
             let more = store.len() - self.slot_pos.len();
             crate::world::reserve_slack(&mut self.slot_pos, more);
