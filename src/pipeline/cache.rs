@@ -87,7 +87,7 @@ pub(crate) fn find_pairs_in<const D: usize>(
     let mut out = Vec::new();
     let found = finder.find_pairs(boxes, &mut out);
     // A call refused for its input leaves its finder usable (`Broadphase::find_pairs`;
-    // tests: `broadphase_usable_after_error` in tests/errors.rs, and the errors test
+    // tests: `broadphase_usable_after_error` in tests/suite/errors.rs, and the errors test
     // below), so it goes back. Any other error drops it: out of memory, its buffers are
     // memory the process lacks; a broken invariant, its state is not to be trusted.
     if matches!(

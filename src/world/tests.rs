@@ -1,6 +1,6 @@
 //! Unit tests of the world's insides: slot order and reuse, retirement, the slot limit,
 //! pending changes seen through `pairs()`, the hasher, the byte counts, and `validate`
-//! catching each broken invariant. The model-based and thread tests are in `tests/world.rs`.
+//! catching each broken invariant. The model-based and thread tests are in `tests/suite/world.rs`.
 
 use super::handle::RETIRED;
 use super::pairs::{key, PairHasher};
@@ -320,7 +320,7 @@ fn the_tree_search_follows_a_moving_crowd() {
 
 /// The pairs the rule makes among `objs` (live objects with their boxes, kinds and
 /// filters), by brute force, sorted.
-fn expected(objs: &[(Handle, Aabb<2>, Kind, Filter)], config: &Config<2>) -> Vec<[Handle; 2]> {
+pub(crate) fn expected(objs: &[(Handle, Aabb<2>, Kind, Filter)], config: &Config<2>) -> Vec<[Handle; 2]> {
     let boxes: Vec<Aabb<2>> = objs.iter().map(|o| o.1).collect();
     let mut want: Vec<[Handle; 2]> = crate::brute_force_pairs(&boxes, config)
         .unwrap()
@@ -334,7 +334,7 @@ fn expected(objs: &[(Handle, Aabb<2>, Kind, Filter)], config: &Config<2>) -> Vec
 }
 
 /// Updates, validates, and checks the pairs against the brute force.
-fn settle(w: &mut World<2>, objs: &[(Handle, Aabb<2>, Kind, Filter)], step: &str) {
+pub(crate) fn settle(w: &mut World<2>, objs: &[(Handle, Aabb<2>, Kind, Filter)], step: &str) {
     w.update().unwrap();
     w.validate().unwrap();
     assert_eq!(w.pairs(), &expected(objs, w.config())[..], "{step}");

@@ -20,14 +20,12 @@
 mod adversarial;
 #[path = "queries/between.rs"]
 mod between;
-mod common;
+use crate::common;
 #[path = "queries/draw.rs"]
 mod draw;
 #[path = "queries/errors.rs"]
 mod errors;
-#[path = "world/model.rs"]
-#[allow(dead_code)]
-mod model;
+use crate::model;
 #[path = "queries/oracle.rs"]
 mod oracle;
 

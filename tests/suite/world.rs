@@ -4,9 +4,8 @@
 //! difference of the pair lists); the named behaviours one test each; the same bytes for
 //! 1 to 16 threads; no panic on arbitrary bit patterns.
 
-mod common;
-#[path = "world/model.rs"]
-mod model;
+use crate::common;
+use crate::model;
 
 use broadphase::{Aabb, BoxProblem, Config, Error, Filter, Handle, Kind, Method, World, World2, World3};
 use common::{Draws, Rng};

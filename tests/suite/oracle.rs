@@ -3,7 +3,7 @@
 //! adversarial scenes, each under many configs and bounds (`oracle/edges.rs`,
 //! `oracle/layouts.rs`, `oracle/values.rs`, `oracle/scenes.rs`).
 
-mod common;
+use crate::common;
 
 use broadphase::{brute_force_pairs, find_pairs, find_pairs_with, Aabb, Broadphase, Config, Method, Refine};
 use common::Rng;

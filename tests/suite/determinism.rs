@@ -1,7 +1,7 @@
 //! The output (and the work counters in `Stats`) must be the same for every thread count:
 //! 1, 2, 3, 4, 7 and 16 threads, pools built by the caller.
 
-mod common;
+use crate::common;
 
 use broadphase::{
     brute_force_pairs, find_pairs, find_pairs_with, Aabb, Broadphase, Config, Method, Refine, Stats,

@@ -2,7 +2,7 @@
 //! problem), invalid configs, trivial inputs, robustness of a `Broadphase` after an error, and
 //! a no-panic property over arbitrary f32 bit patterns.
 
-mod common;
+use crate::common;
 
 use broadphase::{
     brute_force_pairs, find_pairs, find_pairs_with, Aabb, BoxProblem, Broadphase, Config, Error, Refine,

@@ -8,10 +8,8 @@
 //! `f32::MIN_POSITIVE` ran tens of steps past the box, and a static list's inner box then
 //! reached past the fat box ("static list N's entry for slot M is off its box").
 
-mod common;
-#[allow(dead_code)]
-#[path = "world/model.rs"]
-mod model;
+use crate::common;
+use crate::model;
 
 use broadphase::{Aabb, Config, Filter, Handle, Kind, World};
 use common::{Draws, Rng};
