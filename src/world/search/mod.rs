@@ -55,6 +55,7 @@ use super::pairs::PairStore;
 use super::store::{pairable, Store};
 use super::{dirty::Dirty, handle::Slots, Handle, Kind};
 use crate::bvh::Bvh;
+use crate::kernels::pair_sort::PairBudget;
 use crate::{Aabb, Broadphase, Error};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
@@ -64,6 +65,7 @@ mod cost;
 mod leaf_lists;
 mod listed;
 mod query;
+mod statics;
 mod upkeep;
 mod validate;
 mod walk;
@@ -72,6 +74,7 @@ use among::Among;
 pub(crate) use cost::is_whole;
 use leaf_lists::LeafLists;
 use listed::Entry;
+use statics::Statics;
 
 pub(crate) use query::Sight;
 
@@ -191,27 +194,8 @@ const CHUNK: usize = 64;
 /// The trees and maps of the search (module docs).
 #[derive(Debug, Default)]
 pub(crate) struct Search<const D: usize> {
-    /// The static tree; its ids are the objects' slots.
-    statics: Bvh<D>,
-    /// The generation of the object at each static leaf: fixed while the object is
-    /// clean, and a static object's change rebuilds the tree. Read beside the tree, so a
-    /// query names a static hit without a load by slot.
-    static_gens: Vec<u32>,
-    /// No static tree was built yet.
-    static_built: bool,
-    /// The static tree was built by the surface area heuristic, and the frame its
-    /// objects last changed in (a tree rebuilt for a few changes is built in Morton
-    /// order, and by area once its objects have stayed as they are `SAH_FRAMES` frames).
-    static_by_area: bool,
-    statics_changed_at: u64,
-    /// The frame's changed static boxes, as they were and as they are (the upkeep's
-    /// scratch, at most `STATIC_CHANGES_MAX + 1`).
-    static_changes: Vec<Aabb<D>>,
-    /// The static tree was rebuilt by the upkeep of a frame that has not succeeded yet:
-    /// it holds that frame's state, which calls made before the retry may have undone
-    /// (a static object inserted and removed again, a kind flipped and flipped back), so
-    /// the retry rebuilds it whatever the snapshots say.
-    statics_unsettled: bool,
+    /// The static tree, with the static objects changed since it was built.
+    statics: Statics<D>,
     dynamics: Bvh<D>,
     /// The slot at each dynamic tree leaf position (`NONE`: a free leaf), and each slot's
     /// position (`NONE`: none, `EXTRA`: in the list).
@@ -338,8 +322,7 @@ impl<const D: usize> Search<D> {
         let objects = self.statics.bytes()
             + self.dynamics.bytes()
             + self.extra_tree.bytes()
-            + 4 * (self.static_gens.capacity()
-                + self.pos_slot.capacity()
+            + 4 * (self.pos_slot.capacity()
                 + self.slot_pos.capacity()
                 + self.free.capacity()
                 + self.extras.capacity()
@@ -376,7 +359,7 @@ impl<const D: usize> Search<D> {
     pub(crate) fn count_frame(&mut self, changed: usize, live: usize) {
         self.cost.record(changed, live);
         self.frames += 1;
-        self.statics_unsettled = false;
+        self.statics.unsettled = false;
     }
 
     /// The old and new pairs of the changed slots into `old` and `new` (module docs).
@@ -473,43 +456,79 @@ impl<const D: usize> Search<D> {
             let (a, b) = super::pairs::slots_of(k);
             [Handle::new(a, generation_then(a)), Handle::new(b, generation_then(b))]
         }));
-        // The dynamic objects first, then the static ones: pairs among the dynamic ones,
-        // then a join of the static ones against them. Static pairs are never searched
-        // (a level's overlapping tiles would count against the pair bound, and cost).
+        let margin = finder.config().margin;
+        // Pairs among the dynamic objects, then a join of the static ones against them: the
+        // static tree's own walks where it holds every static object, else the one-shot
+        // join. Static pairs are never searched (a level's overlapping tiles would count
+        // against the pair bound, and cost).
         self.gather.clear();
         self.gather_ids.clear();
-        for kind in [Kind::Dynamic, Kind::Static] {
-            for (s, &alive) in slots.alive.iter().enumerate() {
-                if alive && store.kinds[s] == kind {
-                    self.gather.push(store.boxes[s]);
-                    self.gather_ids.push(s as u32);
-                }
+        for (s, &alive) in slots.alive.iter().enumerate() {
+            if alive && store.kinds[s] == Kind::Dynamic {
+                self.gather.push(store.boxes[s]);
+                self.gather_ids.push(s as u32);
             }
         }
-        let (dynamics, statics) = self.gather.split_at(store.dynamics);
-        let mut emit = |found: &[[u32; 2]], offset: u32| -> Result<(), Error> {
+        let ids = &self.gather_ids;
+        let mut emit = |found: &[[u32; 2]], slot_of: &dyn Fn(u32) -> u32, other: &dyn Fn(u32) -> u32| {
             new.try_reserve(found.len()).map_err(|_| Error::OutOfMemory { pairs: found.len() })?;
             for &[i, j] in found {
-                let (a, b) = (self.gather_ids[i as usize], self.gather_ids[(j + offset) as usize]);
+                let (a, b) = (slot_of(i), other(j));
                 let (ai, bi) = (a as usize, b as usize);
-                if pairable(store.kinds[ai], store.filter(ai), store.kinds[bi], store.filter(bi)) {
+                // The static tree's leaves are grown by the tree margin, never negative: where
+                // the margin is, the pair test is made again on the boxes it grows.
+                let exact = || {
+                    let (ga, gb) = (store.boxes[ai].grown(margin), store.boxes[bi].grown(margin));
+                    !ga.is_inverted() && !gb.is_inverted() && ga.overlaps(&gb)
+                };
+                if pairable(store.kinds[ai], store.filter(ai), store.kinds[bi], store.filter(bi))
+                    && (margin >= 0.0 || exact())
+                {
                     new.push(pair(a, slots.generations[ai], b, slots.generations[bi]));
                 }
             }
-            Ok(())
+            Ok::<(), Error>(())
         };
-        let found =
-            finder.find_pairs(dynamics, &mut self.gather_found).and_then(|()| emit(&self.gather_found, 0));
-        let found = found
-            .and_then(|()| finder.find_pairs_between(dynamics, statics, &mut self.gather_found))
-            .and_then(|()| emit(&self.gather_found, dynamics.len() as u32));
+        let by_index = |i: u32| ids[i as usize];
+        finder.find_pairs(&self.gather, &mut self.gather_found)?;
+        emit(&self.gather_found, &by_index, &by_index)?;
+        if self.statics.settled() {
+            // The tree's ids are slots; the dynamic boxes' ids follow every slot's.
+            let n = store.len() as u32;
+            let budget = PairBudget::new(finder.config().max_pairs);
+            let tree = self.statics.tree_mut();
+            tree.pairs_against(
+                &self.gather,
+                margin,
+                [0, n],
+                store.len() + ids.len(),
+                false,
+                &budget,
+                &mut self.gather_found,
+            );
+            tree.release_join_buffers();
+            budget.verdict()?;
+            emit(&self.gather_found, &|s| s, &|j| ids[(j - n) as usize])?;
+        } else {
+            let mut statics = std::mem::take(&mut self.gather_slots);
+            statics.clear();
+            let boxes: Vec<Aabb<D>> = (0..store.len())
+                .filter(|&s| slots.alive[s] && store.kinds[s] == Kind::Static)
+                .map(|s| {
+                    statics.push(s as u32);
+                    store.boxes[s]
+                })
+                .collect();
+            finder.find_pairs_between(&self.gather, &boxes, &mut self.gather_found)?;
+            emit(&self.gather_found, &by_index, &|j| statics[j as usize])?;
+        }
         // Sized by every live object and every pair: given back, as a whole frame is rare
         // (a first update), and the frames after need them at the size of what changes.
         self.gather = Vec::new();
         self.gather_ids = Vec::new();
         self.gather_found = Vec::new();
         self.gather_slots = Vec::new();
-        found
+        Ok(())
     }
 
     /// Keeps the dynamic lists the walks made (module docs of `walk`).

@@ -56,12 +56,11 @@ impl<const D: usize> Search<D> {
         let boxes = &at.store.boxes;
         if at.statics {
             let exact = at.margin <= 0.0;
-            self.statics.query(region, |p| {
-                let s = self.statics.ids[p];
+            self.statics.query(region, |s, g, _| {
                 if at.changed(s) || !(exact || boxes[s as usize].overlaps(region)) {
                     return ControlFlow::Continue(());
                 }
-                visit(s, self.static_gens[p])
+                visit(s, g)
             })?;
         }
         if at.dynamics {
@@ -103,13 +102,12 @@ impl<const D: usize> Search<D> {
         let boxes = &at.store.boxes;
         if at.statics {
             let exact = at.margin <= 0.0;
-            self.statics.cast(ray, cut, |p, t, cut| {
-                let s = self.statics.ids[p];
+            self.statics.cast(ray, cut, |s, g, t, cut| {
                 if at.changed(s) {
                     return ControlFlow::Continue(());
                 }
                 match if exact { Some(t) } else { ray.enters_box(&boxes[s as usize], *cut) } {
-                    Some(t) => visit(s, self.static_gens[p], t, cut),
+                    Some(t) => visit(s, g, t, cut),
                     None => ControlFlow::Continue(()),
                 }
             })?;

@@ -1,25 +1,21 @@
-//! The trees' upkeep before each frame's walks: the static tree rebuilt where a static
-//! object changed; each changed dynamic object's leaf freed, grown or taken; the dynamic
-//! tree rebuilt once loose (see the module docs of `world::search`).
+//! The trees' upkeep before each frame's walks: the static tree's (`statics`) and the
+//! static lists near its changes dropped; each changed dynamic object's leaf freed, grown
+//! or taken; the dynamic tree rebuilt once loose (see the module docs of `world::search`).
 //!
 //! - Input: the changed slots, the store, the margin. Output: the trees, maps and lists
 //!   as the walks need them (the search's INVARIANT).
 //! - Cost: O(changed) and O(depth) a grown leaf; O(n) a rebuild.
-//! - Static changes: a few a frame (up to `STATIC_CHANGES_MAX` boxes) rebuild the static
-//!   tree in Morton order and make stale only the static lists whose fat boxes meet a
-//!   changed box; more make every list stale. A static tree whose objects stayed as they
-//!   are `SAH_FRAMES` frames is rebuilt by the surface area heuristic (faster walks and
-//!   queries; the lists stay valid, as the objects are the same).
+//! - Static changes: a few a frame (up to `STATIC_CHANGES_MAX` boxes) make stale only the
+//!   static lists whose fat boxes meet a changed box, O(lists x changes); more, or a
+//!   rebuild after a failed frame, make every list stale.
 //! - Threads: the builds as `Bvh::build_sah` and `Bvh::build_for_queries`; the rest
 //!   sequential.
 //! - Allocation: the trees' kept buffers; a static rebuild gives back what only it needs.
 //! - Source: Box2D v3's broad phase (enlarged AABBs, a rebuild once the tree is loose).
 
-use super::{
-    far, fat, holds, tree_margin, Near, Search, EXTRA, EXTRAS_MIN, NONE, REBUILD_SHARE, SAH_FRAMES,
-    STATIC_CHANGES_MAX,
-};
-use crate::world::store::{Snapshot, Store};
+use super::statics::Stale;
+use super::{far, fat, holds, tree_margin, Near, Search, EXTRA, EXTRAS_MIN, NONE, REBUILD_SHARE, SAH_FRAMES};
+use crate::world::store::Store;
 use crate::world::{dirty::Dirty, handle::Slots, Kind};
 use crate::Aabb;
 use std::ops::ControlFlow;
@@ -31,39 +27,14 @@ impl<const D: usize> Search<D> {
         let list = dirty.list();
         let live_dynamic = |s: u32| slots.alive[s as usize] && store.kinds[s as usize] == Kind::Dynamic;
         self.clean_dynamics = store.dynamics - list.iter().filter(|&&s| live_dynamic(s)).count();
-        let is_static = |st: &Snapshot<D>| st.alive && st.kind == Kind::Static;
-        // The boxes of the static objects that changed, as they were and as they are.
-        let mut changed = std::mem::take(&mut self.static_changes);
-        changed.clear();
-        for (&s, was) in list.iter().zip(&store.before) {
-            let is = store.snapshot(slots, s as usize);
-            for st in [was, &is].into_iter().filter(|st| is_static(st)) {
-                if changed.len() <= STATIC_CHANGES_MAX {
-                    changed.push(st.aabb.grown(tree_margin(margin)));
-                }
+        match self.statics.upkeep(slots, store, dirty, margin, self.frames) {
+            Stale::All => self.stale_static_lists(),
+            Stale::Near => {
+                let (statics, near) = (&self.statics, &mut self.near);
+                self.arena_live -= stale_lists_near(near, statics.changes());
             }
+            Stale::None => {}
         }
-        if !self.static_built || self.statics_unsettled || changed.len() > STATIC_CHANGES_MAX {
-            // Every list goes stale: a first build, a frame after a failed one (whose
-            // lists may hold objects since undone), or too many changes to follow. In
-            // Morton order, so that a world's build costs about one search of every box,
-            // but where no object is dynamic: then no frame walks the tree, and it serves
-            // queries alone (a level or a map loaded for lookups).
-            self.build_statics(slots, store, margin, store.dynamics == 0);
-            self.stale_static_lists(None);
-            self.statics_unsettled = true;
-        } else if !changed.is_empty() {
-            // A few changes (doors, destructibles): the fast build, and only the lists
-            // whose fat boxes meet a changed box go stale.
-            self.build_statics(slots, store, margin, false);
-            self.stale_static_lists(Some(&changed));
-            self.statics_unsettled = true;
-        } else if !self.static_by_area && self.frames - self.statics_changed_at >= SAH_FRAMES {
-            // The same objects, settled: the surface area build, for the walks and the
-            // queries of the frames to come. Every list stays valid.
-            self.build_statics(slots, store, margin, true);
-        }
-        self.static_changes = changed;
         if self.slot_pos.len() < store.len() {
             let more = store.len() - self.slot_pos.len();
             crate::world::reserve_slack(&mut self.slot_pos, more);
@@ -163,59 +134,13 @@ impl<const D: usize> Search<D> {
         self.extra_tree.build_for_queries(&self.gather, tree_margin(margin));
     }
 
-    /// The static lists whose fat boxes meet one of `changed` (all where `None`) are
-    /// dropped: a list holds the static objects that met its fat box when it was made,
-    /// so only a change that meets the fat box can make it wrong. O(lists x changes).
-    fn stale_static_lists(&mut self, changed: Option<&[Aabb<D>]>) {
-        for l in self.near.iter_mut().filter(|l| l.generation != NONE) {
-            let near = match changed {
-                Some(c) => c.iter().any(|b| b.overlaps(&l.fat)),
-                None => true,
-            };
-            if near {
-                self.arena_live -= l.len as usize;
-                l.generation = NONE;
-            }
+    /// Every static list is dropped.
+    fn stale_static_lists(&mut self) {
+        for l in self.near.iter_mut() {
+            l.generation = NONE;
         }
-        if changed.is_none() {
-            self.arena.clear();
-            self.arena_live = 0;
-        }
-    }
-
-    /// Rebuilds the static tree over the live static objects: by the surface area
-    /// heuristic where `by_area` (slower to build, faster to walk), else in Morton order.
-    fn build_statics(&mut self, slots: &Slots, store: &Store<D>, margin: f32, by_area: bool) {
-        self.gather.clear();
-        self.gather_slots.clear();
-        for (s, &alive) in slots.alive.iter().enumerate() {
-            if alive && store.kinds[s] == Kind::Static {
-                self.gather.push(store.boxes[s]);
-                self.gather_slots.push(s as u32);
-            }
-        }
-        // Built once a level and walked every frame and by every query: the surface area
-        // build, slower to build, faster to walk. PERF: benches/queries.rs.
-        if by_area {
-            self.statics.build_sah(&self.gather, tree_margin(margin));
-        } else {
-            self.statics.build_for_queries(&self.gather, tree_margin(margin));
-            self.statics_changed_at = self.frames;
-        }
-        self.static_by_area = by_area;
-        // The tree's ids become slots: a walk reads its leaf's slot beside the leaf, and a
-        // query its generation.
-        for id in self.statics.ids.iter_mut() {
-            *id = self.gather_slots[*id as usize];
-        }
-        self.static_gens.clear();
-        self.static_gens.extend(self.statics.ids.iter().map(|&s| slots.generations[s as usize]));
-        self.static_built = true;
-        // Static rebuilds are rare: what only the build needs, sized by every static
-        // object, is given back rather than kept.
-        self.gather = Vec::new();
-        self.gather_slots = Vec::new();
-        self.statics.keep_for_walks();
+        self.arena.clear();
+        self.arena_live = 0;
     }
 
     /// Dynamic leaf `q` grew: its own list goes stale, and it is put in (or its box
@@ -353,4 +278,18 @@ impl<const D: usize> Search<D> {
         self.rebuild = false;
         self.dynamic_built = true;
     }
+}
+
+/// The static lists whose fat boxes meet one of `changed` are dropped: a list holds the
+/// static objects that met its fat box when it was made, so only a change that meets the
+/// fat box can make it wrong. Returns the entries dropped. O(lists x changes).
+fn stale_lists_near<const D: usize>(near: &mut [Near<D>], changed: &[Aabb<D>]) -> usize {
+    let mut dropped = 0;
+    for l in near.iter_mut().filter(|l| l.generation != NONE) {
+        if changed.iter().any(|b| b.overlaps(&l.fat)) {
+            dropped += l.len as usize;
+            l.generation = NONE;
+        }
+    }
+    dropped
 }

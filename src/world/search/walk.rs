@@ -358,8 +358,7 @@ impl<const D: usize> Search<D> {
                 let q = fat.map_or(m.region, |fb| m.region.union(&fb));
                 let start = part.lists.len();
                 let lists = &mut part.lists;
-                let _ = self.statics.query_boxes(&q, |p, leaf| {
-                    let y = self.statics.ids[p];
+                let _ = self.statics.query(&q, |y, _, leaf| {
                     // The leaf is the box grown by the tree margin: the pair test's box
                     // only where the margin is not negative.
                     let g = if f.margin < 0.0 { f.store.boxes[y as usize].grown(f.margin) } else { *leaf };

@@ -1,0 +1,391 @@
+//! The static tree: every live static object's box, grown by the tree margin, in a tree
+//! kept for walks, and the static objects changed since it was built beside it.
+//!
+//! - Input: each frame's changed slots (their states as of the last update and now), the
+//!   store. Output: [`Statics::query`] and [`Statics::cast`], which visit each live static
+//!   object once, by slot and generation.
+//! - A few changes a frame (doors, destructibles, streamed chunks) cost O(c log n) for c
+//!   changed objects: each one's leaf is found by a walk with its old box and masked (its
+//!   generation set to `NONE`, which walks skip), and the objects as they are now join the
+//!   changed ones (`extras`), whose small tree is rebuilt, O(e log e) for the e of them.
+//!   Once the masked leaves and the extras pass [`LOOSE_MIN`] plus a [`LOOSE_SHARE`] of
+//!   the tree, the tree is rebuilt over every live static object in Morton order, O(n);
+//!   more than [`STATIC_CHANGES_MAX`] changed boxes a frame rebuild it at once. A tree
+//!   whose objects stayed as they are for [`SAH_FRAMES`] frames is rebuilt by the surface
+//!   area heuristic (faster walks and queries).
+//! - Threads: the builds as `Bvh::build_for_queries` and `Bvh::build_sah`; the rest
+//!   sequential, O(changes). Allocation: the extras' buffers, kept; a full rebuild gives
+//!   back what only it needs.
+//! - Source: Box2D v3's broad phase (a separate static tree, rebuilt rarely); the masked
+//!   leaves and the small tree beside a frozen one are this crate's.
+
+use super::{tree_margin, NONE, SAH_FRAMES, STATIC_CHANGES_MAX};
+use crate::bvh::{Bvh, RayTest};
+use crate::world::store::{Snapshot, Store};
+use crate::world::{dirty::Dirty, handle::Slots, Kind};
+use crate::{Aabb, Error};
+use std::ops::ControlFlow;
+
+/// Masked leaves and extras that never call for a rebuild of the static tree.
+const LOOSE_MIN: usize = 256;
+/// The static tree is rebuilt once its masked leaves and the extras pass [`LOOSE_MIN`]
+/// and this share of its leaves: a walk meets masked leaves and walks the extras' tree
+/// too, so past a sixteenth of the tree it costs about what a rebuild saves.
+const LOOSE_SHARE: usize = 16;
+
+/// What [`Statics::upkeep`] did to the static objects the neighbour lists were made of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Stale {
+    /// Nothing changed: every list stands.
+    None,
+    /// The lists whose fat boxes meet one of [`Statics::changes`] are stale.
+    Near,
+    /// Every list is stale.
+    All,
+}
+
+/// The static tree, its masked leaves, and the changed objects beside it (module docs).
+#[derive(Debug, Default)]
+pub(super) struct Statics<const D: usize> {
+    /// The tree; its ids are the objects' slots.
+    tree: Bvh<D>,
+    /// The generation of the object at each leaf, read beside the tree so that a query
+    /// names a hit without a load by slot; `NONE`: masked (the object changed since the
+    /// tree was built, and is in `extras` if still a live static one).
+    gens: Vec<u32>,
+    masked: usize,
+    /// Live static objects changed since the tree was built, their generations, and a
+    /// tree over their grown boxes (its ids index `extras`).
+    extras: Vec<u32>,
+    extra_gens: Vec<u32>,
+    extra_tree: Bvh<D>,
+    extra_boxes: Vec<Aabb<D>>,
+    /// A tree was built.
+    built: bool,
+    /// The tree was built by the surface area heuristic, and the frame its objects last
+    /// changed in.
+    by_area: bool,
+    changed_at: u64,
+    /// The tree was brought up to date by a frame that has not succeeded yet: it holds
+    /// that frame's state, which calls made before the retry may have undone (a static
+    /// object inserted and removed again, a kind flipped and flipped back), so the retry
+    /// rebuilds it whatever the snapshots say.
+    pub(super) unsettled: bool,
+    /// The frame's changed static boxes (grown by the tree margin), as they were and as
+    /// they are: at most `STATIC_CHANGES_MAX + 1`.
+    changes: Vec<Aabb<D>>,
+}
+
+impl<const D: usize> Statics<D> {
+    /// The frame's changed static boxes, as they were and as they are (after `upkeep`
+    /// returned [`Stale::Near`]).
+    pub(super) fn changes(&self) -> &[Aabb<D>] {
+        &self.changes
+    }
+
+    /// Heap bytes held, from capacities.
+    pub(super) fn bytes(&self) -> usize {
+        use std::mem::size_of;
+        self.tree.bytes()
+            + self.extra_tree.bytes()
+            + 4 * (self.gens.capacity() + self.extras.capacity() + self.extra_gens.capacity())
+            + size_of::<Aabb<D>>() * (self.extra_boxes.capacity() + self.changes.capacity())
+    }
+
+    /// Brings the tree up to date with the changed slots of frame `frame` (module docs);
+    /// returns which neighbour lists the changes make stale. Idempotent for a given
+    /// state, so a frame that fails after it and is retried does it again safely.
+    pub(super) fn upkeep(
+        &mut self,
+        slots: &Slots,
+        store: &Store<D>,
+        dirty: &Dirty,
+        margin: f32,
+        frame: u64,
+    ) -> Stale {
+        let tm = tree_margin(margin);
+        let list = dirty.list();
+        let is_static = |st: &Snapshot<D>| st.alive && st.kind == Kind::Static;
+        self.changes.clear();
+        for (&s, was) in list.iter().zip(&store.before) {
+            let is = store.snapshot(slots, s as usize);
+            for st in [was, &is].into_iter().filter(|st| is_static(st)) {
+                if self.changes.len() <= STATIC_CHANGES_MAX {
+                    self.changes.push(st.aabb.grown(tm));
+                }
+            }
+        }
+        if !self.built || self.unsettled || self.changes.len() > STATIC_CHANGES_MAX {
+            // A first build, a frame after a failed one (whose lists may hold objects
+            // since undone), or too many changes to follow. In Morton order, so that a
+            // world's build costs about one search of every box, but where no object is
+            // dynamic: then no frame walks the tree, and it serves queries alone (a level
+            // or a map loaded for lookups).
+            self.build(slots, store, margin, store.dynamics == 0, frame);
+            self.unsettled = true;
+            return Stale::All;
+        }
+        if self.changes.is_empty() {
+            if !self.by_area && frame - self.changed_at >= SAH_FRAMES {
+                // The same objects, settled: the surface area build, for the walks and
+                // queries of the frames to come. Every list stays valid.
+                self.build(slots, store, margin, true, frame);
+            }
+            return Stale::None;
+        }
+        // A few changes: each changed object's leaf masked, and the objects as they are
+        // now among the extras.
+        self.unsettled = true;
+        self.changed_at = frame;
+        for (&s, was) in list.iter().zip(&store.before) {
+            if is_static(was) {
+                self.mask(s, &was.aabb.grown(tm));
+            }
+        }
+        self.extras.retain(|&s| !dirty.contains(s));
+        self.extras.extend(list.iter().filter(|&&s| is_static(&store.snapshot(slots, s as usize))));
+        if self.masked + self.extras.len() > LOOSE_MIN + self.tree.len() / LOOSE_SHARE {
+            // The same objects as the tree and the extras held: only the lists near a
+            // change go stale.
+            self.build(slots, store, margin, false, frame);
+        } else {
+            self.build_extras(slots, store, margin);
+        }
+        Stale::Near
+    }
+
+    /// Masks the leaf of slot `s`, whose box (grown by the tree margin) is `b`, if the
+    /// tree holds it unmasked. O(log n).
+    fn mask(&mut self, s: u32, b: &Aabb<D>) {
+        let (tree, gens) = (&self.tree, &self.gens);
+        let mut found = None;
+        let _ = tree.query(b, |p| {
+            if tree.ids[p] == s && gens[p] != NONE {
+                found = Some(p);
+                return ControlFlow::Break(());
+            }
+            ControlFlow::Continue(())
+        });
+        if let Some(p) = found {
+            self.gens[p] = NONE;
+            self.masked += 1;
+        }
+    }
+
+    /// Rebuilds the extras' tree over their boxes (grown by the tree margin).
+    fn build_extras(&mut self, slots: &Slots, store: &Store<D>, margin: f32) {
+        self.extras.sort_unstable();
+        self.extra_boxes.clear();
+        self.extra_boxes.extend(self.extras.iter().map(|&s| store.boxes[s as usize]));
+        self.extra_gens.clear();
+        self.extra_gens.extend(self.extras.iter().map(|&s| slots.generations[s as usize]));
+        self.extra_tree.build_for_queries(&self.extra_boxes, tree_margin(margin));
+    }
+
+    /// Rebuilds the tree over the live static objects, by the surface area heuristic
+    /// where `by_area` (slower to build, faster to walk), else in Morton order.
+    fn build(&mut self, slots: &Slots, store: &Store<D>, margin: f32, by_area: bool, frame: u64) {
+        let mut boxes = Vec::with_capacity(store.statics);
+        let mut ids = Vec::with_capacity(store.statics);
+        for (s, &alive) in slots.alive.iter().enumerate() {
+            if alive && store.kinds[s] == Kind::Static {
+                boxes.push(store.boxes[s]);
+                ids.push(s as u32);
+            }
+        }
+        // Built once a level and walked every frame and by every query: the surface area
+        // build, slower to build, faster to walk. PERF: benches/queries.rs.
+        if by_area {
+            self.tree.build_sah(&boxes, tree_margin(margin));
+        } else {
+            self.tree.build_for_queries(&boxes, tree_margin(margin));
+            self.changed_at = frame;
+        }
+        self.by_area = by_area;
+        // The tree's ids become slots: a walk reads its leaf's slot beside the leaf, and
+        // a query its generation.
+        for id in self.tree.ids.iter_mut() {
+            *id = ids[*id as usize];
+        }
+        self.gens.clear();
+        self.gens.extend(self.tree.ids.iter().map(|&s| slots.generations[s as usize]));
+        self.masked = 0;
+        self.extras.clear();
+        self.extra_gens.clear();
+        self.extra_boxes = Vec::new();
+        self.extra_tree = Bvh::default();
+        self.built = true;
+        self.tree.keep_for_walks();
+    }
+
+    /// Whether no static object changed since the tree was built (so the tree alone
+    /// holds them all, each in one live leaf).
+    pub(super) fn settled(&self) -> bool {
+        self.masked == 0 && self.extras.is_empty()
+    }
+
+    /// The tree itself, for a join against it (only where [`Statics::settled`]).
+    pub(super) fn tree_mut(&mut self) -> &mut Bvh<D> {
+        &mut self.tree
+    }
+
+    /// Each live static object whose leaf box (grown by the tree margin) meets `region`:
+    /// its slot, generation and leaf box, once each; stops when `visit` breaks.
+    pub(super) fn query(
+        &self,
+        region: &Aabb<D>,
+        mut visit: impl FnMut(u32, u32, &Aabb<D>) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let (tree, gens) = (&self.tree, &self.gens);
+        tree.query_boxes(region, |p, leaf| match gens[p] {
+            NONE => ControlFlow::Continue(()),
+            g => visit(tree.ids[p], g, leaf),
+        })?;
+        if self.extras.is_empty() {
+            return ControlFlow::Continue(());
+        }
+        let t = &self.extra_tree;
+        t.query_boxes(region, |q, leaf| {
+            let i = t.ids[q] as usize;
+            visit(self.extras[i], self.extra_gens[i], leaf)
+        })
+    }
+
+    /// Each live static object whose leaf box the ray enters at `t <= *cut`: its slot,
+    /// generation and `t`, nearer subtrees of each tree first; `visit` may lower `*cut`
+    /// or stop.
+    pub(super) fn cast(
+        &self,
+        ray: &RayTest<D>,
+        cut: &mut f32,
+        mut visit: impl FnMut(u32, u32, f32, &mut f32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let (tree, gens) = (&self.tree, &self.gens);
+        tree.cast(ray, cut, |p, t, cut| match gens[p] {
+            NONE => ControlFlow::Continue(()),
+            g => visit(tree.ids[p], g, t, cut),
+        })?;
+        if self.extras.is_empty() {
+            return ControlFlow::Continue(());
+        }
+        let x = &self.extra_tree;
+        x.cast(ray, cut, |q, t, cut| {
+            let i = x.ids[q] as usize;
+            visit(self.extras[i], self.extra_gens[i], t, cut)
+        })
+    }
+
+    /// Checks the type's invariants against the world as of the last update: both trees
+    /// valid; the unmasked leaves and the extras together exactly the live static
+    /// objects, each once, with its generation and its box grown by the tree margin; the
+    /// masked count. O(n log n).
+    pub(super) fn validate(&self, slots: &Slots, store: &Store<D>, margin: f32) -> Result<(), Error> {
+        let bad = |detail: String| Err(Error::Invariant { detail: format!("static tree: {detail}") });
+        self.tree.validate()?;
+        self.extra_tree.validate()?;
+        if !self.built {
+            return Ok(());
+        }
+        if self.gens.len() != self.tree.len() {
+            return bad(format!("{} generations for {} leaves", self.gens.len(), self.tree.len()));
+        }
+        let masked = self.gens.iter().filter(|&&g| g == NONE).count();
+        if masked != self.masked {
+            return bad(format!("{masked} masked leaves, counted {}", self.masked));
+        }
+        let n = self.extras.len();
+        if self.extra_gens.len() != n || self.extra_tree.len() != n {
+            return bad(format!(
+                "{n} extras, {} generations, {} leaves",
+                self.extra_gens.len(),
+                self.extra_tree.len()
+            ));
+        }
+        let grown = |s: u32| store.boxes[s as usize].grown(tree_margin(margin));
+        let mut held = Vec::with_capacity(self.tree.len() + n);
+        for (p, &s) in self.tree.ids.iter().enumerate() {
+            if self.gens[p] == NONE {
+                continue;
+            }
+            if self.gens[p] != slots.generations[s as usize] {
+                return bad(format!("leaf {p}'s generation is not slot {s}'s"));
+            }
+            if self.tree.leaves[p] != grown(s) {
+                return bad(format!("leaf {p} does not hold slot {s}'s grown box"));
+            }
+            held.push(s);
+        }
+        for (q, &i) in self.extra_tree.ids.iter().enumerate() {
+            let s = self.extras[i as usize];
+            if self.extra_gens[i as usize] != slots.generations[s as usize]
+                || self.extra_tree.leaves[q] != grown(s)
+            {
+                return bad(format!("extra {i} (slot {s}) is not as its object is"));
+            }
+            held.push(s);
+        }
+        held.sort_unstable();
+        let live = (0..store.len()).filter(|&s| slots.alive[s] && store.kinds[s] == Kind::Static);
+        if !live.eq(held.iter().map(|&s| s as usize)) {
+            return bad("the tree and the extras do not hold exactly the live static objects".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::world::tests::settle;
+    use crate::world::{Filter, Kind, World};
+    use crate::{Aabb, Config, Error};
+
+    #[test]
+    fn validate_catches_a_stale_static_generation() {
+        let mut w = World::<2>::new(Config::default()).unwrap();
+        let statics = [Aabb::new([0.0; 2], [1.0; 2]), Aabb::new([2.0; 2], [3.0; 2])];
+        w.extend(&statics, Kind::Static).unwrap();
+        w.insert(Aabb::new([0.5; 2], [2.5; 2]), Kind::Dynamic).unwrap();
+        w.update().unwrap();
+        w.validate().unwrap();
+        w.scratch.search.statics.gens[1] += 1;
+        match w.validate() {
+            Err(Error::Invariant { detail }) => assert!(detail.contains("generation"), "{detail}"),
+            other => panic!("validate returned {other:?}"),
+        }
+    }
+
+    /// Doors: a few statics moved a frame mask their leaves and join the extras, and the
+    /// tree is rebuilt once they pass the bound; the world stays valid throughout, and
+    /// its pairs are the brute-force ones.
+    #[test]
+    fn few_static_changes_mask_leaves_then_rebuild() {
+        let mut w = World::<2>::new(Config::default()).unwrap();
+        let mut objs = Vec::new();
+        for i in 0..4000 {
+            let (x, y) = ((i % 64) as f32 * 2.0, (i / 64) as f32 * 2.0);
+            let b = Aabb::new([x, y], [x + 1.5, y + 1.5]);
+            objs.push((w.insert(b, Kind::Static).unwrap(), b, Kind::Static, Filter::default()));
+        }
+        for i in 0..50 {
+            let x = (i * 5 % 120) as f32;
+            let b = Aabb::new([x, x * 0.5], [x + 1.0, x * 0.5 + 1.0]);
+            objs.push((w.insert(b, Kind::Dynamic).unwrap(), b, Kind::Dynamic, Filter::default()));
+        }
+        settle(&mut w, &objs, "build");
+        let (mut saw_extras, mut saw_rebuild) = (false, false);
+        for frame in 0..40 {
+            for k in 0..10 {
+                let i = (frame * 97 + k * 401) % 4000;
+                let d = if frame % 2 == 0 { 0.75 } else { -0.75 };
+                let b = objs[i].1;
+                objs[i].1 = Aabb::new([b.min[0] + d, b.min[1]], [b.max[0] + d, b.max[1]]);
+                w.set_aabb(objs[i].0, objs[i].1).unwrap();
+            }
+            settle(&mut w, &objs, &format!("frame {frame}"));
+            let st = &w.scratch.search.statics;
+            saw_extras |= !st.extras.is_empty();
+            saw_rebuild |= saw_extras && st.settled();
+        }
+        assert!(saw_extras && saw_rebuild, "extras {saw_extras}, rebuilt {saw_rebuild}");
+    }
+}
