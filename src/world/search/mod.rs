@@ -174,10 +174,6 @@ impl<const D: usize> Near<D> {
         Near { start: 0, len: 0, generation: NONE, fat: Aabb { min: [0.0; D], max: [0.0; D] } };
 }
 
-/// Over this many changed static boxes (as they were and as they are) in a frame, every
-/// static list goes stale at once, rather than those near a change.
-const STATIC_CHANGES_MAX: usize = 64;
-
 /// A dynamic tree that lasted this many frames is rebuilt by the surface area heuristic,
 /// else in Morton order (`Search::build_dynamics`); likewise a static tree whose objects
 /// stayed unchanged that many frames.
@@ -458,9 +454,10 @@ impl<const D: usize> Search<D> {
         }));
         let margin = finder.config().margin;
         // Pairs among the dynamic objects, then a join of the static ones against them: the
-        // static tree's own walks where it holds every static object, else the one-shot
-        // join. Static pairs are never searched (a level's overlapping tiles would count
-        // against the pair bound, and cost).
+        // static tree's own walks where it holds every static object (it is built anyway;
+        // a second tree over the smaller set costs more), else the one-shot join. Static
+        // pairs are never searched (a level's overlapping tiles would count against the
+        // pair bound, and cost). PERF: benches/regimes.rs (`build`).
         self.gather.clear();
         self.gather_ids.clear();
         for (s, &alive) in slots.alive.iter().enumerate() {

@@ -4,26 +4,29 @@
 //! - Input: each frame's changed slots (their states as of the last update and now), the
 //!   store. Output: [`Statics::query`] and [`Statics::cast`], which visit each live static
 //!   object once, by slot and generation.
-//! - A few changes a frame (doors, destructibles, streamed chunks) cost O(c log n) for c
+//! - Changes (doors, destructibles, streamed chunks, kind switches) cost O(c log n) for c
 //!   changed objects: each one's leaf is found by a walk with its old box and masked (its
 //!   generation set to `NONE`, which walks skip), and the objects as they are now join the
 //!   changed ones (`extras`), whose small tree is rebuilt, O(e log e) for the e of them.
 //!   Once the masked leaves and the extras pass [`LOOSE_MIN`] plus a [`LOOSE_SHARE`] of
 //!   the tree, the tree is rebuilt over every live static object in Morton order, O(n);
-//!   more than [`STATIC_CHANGES_MAX`] changed boxes a frame rebuild it at once. A tree
-//!   whose objects stayed as they are for [`SAH_FRAMES`] frames is rebuilt by the surface
-//!   area heuristic (faster walks and queries).
+//!   so is it where one frame changes more boxes than that bound. A tree whose objects
+//!   stayed as they are for [`SAH_FRAMES`] frames is rebuilt by the surface area
+//!   heuristic (faster walks and queries).
+//! - The changed boxes, as they were and as they are, are kept for the frame with a tree
+//!   over them ([`Statics::changed`]): a neighbour list is stale where its box meets one.
 //! - Threads: the builds as `Bvh::build_for_queries` and `Bvh::build_sah`; the rest
 //!   sequential, O(changes). Allocation: the extras' buffers, kept; a full rebuild gives
 //!   back what only it needs.
 //! - Source: Box2D v3's broad phase (a separate static tree, rebuilt rarely); the masked
 //!   leaves and the small tree beside a frozen one are this crate's.
 
-use super::{tree_margin, NONE, SAH_FRAMES, STATIC_CHANGES_MAX};
+use super::{tree_margin, NONE, SAH_FRAMES};
 use crate::bvh::{Bvh, RayTest};
 use crate::world::store::{Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Kind};
 use crate::{Aabb, Error};
+use rayon::prelude::*;
 use std::ops::ControlFlow;
 
 /// Masked leaves and extras that never call for a rebuild of the static tree.
@@ -38,7 +41,7 @@ const LOOSE_SHARE: usize = 16;
 pub(super) enum Stale {
     /// Nothing changed: every list stands.
     None,
-    /// The lists whose fat boxes meet one of [`Statics::changes`] are stale.
+    /// The lists whose fat boxes meet one of [`Statics::changed`] are stale.
     Near,
     /// Every list is stale.
     All,
@@ -72,15 +75,24 @@ pub(super) struct Statics<const D: usize> {
     /// rebuilds it whatever the snapshots say.
     pub(super) unsettled: bool,
     /// The frame's changed static boxes (grown by the tree margin), as they were and as
-    /// they are: at most `STATIC_CHANGES_MAX + 1`.
+    /// they are (at most one past the bound of [`Statics::loose_max`]), and a tree over
+    /// them.
     changes: Vec<Aabb<D>>,
+    change_tree: Bvh<D>,
+    /// The leaves `mask_changed` found.
+    found: Vec<u32>,
 }
 
 impl<const D: usize> Statics<D> {
-    /// The frame's changed static boxes, as they were and as they are (after `upkeep`
-    /// returned [`Stale::Near`]).
-    pub(super) fn changes(&self) -> &[Aabb<D>] {
-        &self.changes
+    /// Whether `b` meets one of the frame's changed static boxes, as they were or as they
+    /// are (after `upkeep` returned [`Stale::Near`]). O(log c).
+    pub(super) fn changed(&self, b: &Aabb<D>) -> bool {
+        self.change_tree.query(b, |_| ControlFlow::Break(())).is_break()
+    }
+
+    /// The masked leaves and extras past which the tree is rebuilt.
+    fn loose_max(&self) -> usize {
+        LOOSE_MIN + self.tree.len() / LOOSE_SHARE
     }
 
     /// Heap bytes held, from capacities.
@@ -88,7 +100,11 @@ impl<const D: usize> Statics<D> {
         use std::mem::size_of;
         self.tree.bytes()
             + self.extra_tree.bytes()
-            + 4 * (self.gens.capacity() + self.extras.capacity() + self.extra_gens.capacity())
+            + self.change_tree.bytes()
+            + 4 * (self.gens.capacity()
+                + self.extras.capacity()
+                + self.extra_gens.capacity()
+                + self.found.capacity())
             + size_of::<Aabb<D>>() * (self.extra_boxes.capacity() + self.changes.capacity())
     }
 
@@ -106,16 +122,17 @@ impl<const D: usize> Statics<D> {
         let tm = tree_margin(margin);
         let list = dirty.list();
         let is_static = |st: &Snapshot<D>| st.alive && st.kind == Kind::Static;
+        let max = self.loose_max();
         self.changes.clear();
         for (&s, was) in list.iter().zip(&store.before) {
             let is = store.snapshot(slots, s as usize);
             for st in [was, &is].into_iter().filter(|st| is_static(st)) {
-                if self.changes.len() <= STATIC_CHANGES_MAX {
+                if self.changes.len() <= max {
                     self.changes.push(st.aabb.grown(tm));
                 }
             }
         }
-        if !self.built || self.unsettled || self.changes.len() > STATIC_CHANGES_MAX {
+        if !self.built || self.unsettled || self.changes.len() > max {
             // A first build, a frame after a failed one (whose lists may hold objects
             // since undone), or too many changes to follow. In Morton order, so that a
             // world's build costs about one search of every box, but where no object is
@@ -137,14 +154,15 @@ impl<const D: usize> Statics<D> {
         // now among the extras.
         self.unsettled = true;
         self.changed_at = frame;
-        for (&s, was) in list.iter().zip(&store.before) {
-            if is_static(was) {
-                self.mask(s, &was.aabb.grown(tm));
-            }
-        }
+        self.mask_changed(list, &store.before, tm);
         self.extras.retain(|&s| !dirty.contains(s));
         self.extras.extend(list.iter().filter(|&&s| is_static(&store.snapshot(slots, s as usize))));
-        if self.masked + self.extras.len() > LOOSE_MIN + self.tree.len() / LOOSE_SHARE {
+        self.change_tree.build_for_queries(&self.changes, 0.0);
+        if self.changes.len() > 4 * LOOSE_MIN {
+            // Sized by an outsized frame: given back.
+            self.changes = Vec::new();
+        }
+        if self.masked + self.extras.len() > max {
             // The same objects as the tree and the extras held: only the lists near a
             // change go stale.
             self.build(slots, store, margin, false, frame);
@@ -154,22 +172,33 @@ impl<const D: usize> Statics<D> {
         Stale::Near
     }
 
-    /// Masks the leaf of slot `s`, whose box (grown by the tree margin) is `b`, if the
-    /// tree holds it unmasked. O(log n).
-    fn mask(&mut self, s: u32, b: &Aabb<D>) {
+    /// Masks the leaf of each changed slot (`list`, with its state as of the last update
+    /// at the same position of `before`) that was static and that the tree holds
+    /// unmasked: found by a walk with its old box grown by `tm`, in parallel, O(log n)
+    /// each.
+    fn mask_changed(&mut self, list: &[u32], before: &[Snapshot<D>], tm: f32) {
         let (tree, gens) = (&self.tree, &self.gens);
-        let mut found = None;
-        let _ = tree.query(b, |p| {
-            if tree.ids[p] == s && gens[p] != NONE {
-                found = Some(p);
-                return ControlFlow::Break(());
+        let find = |(&s, was): (&u32, &Snapshot<D>)| {
+            let mut found = None;
+            if was.alive && was.kind == Kind::Static {
+                let _ = tree.query(&was.aabb.grown(tm), |p| {
+                    if tree.ids[p] == s && gens[p] != NONE {
+                        found = Some(p as u32);
+                        return ControlFlow::Break(());
+                    }
+                    ControlFlow::Continue(())
+                });
             }
-            ControlFlow::Continue(())
-        });
-        if let Some(p) = found {
-            self.gens[p] = NONE;
-            self.masked += 1;
+            found
+        };
+        let mut found = std::mem::take(&mut self.found);
+        found.clear();
+        found.par_extend(list.par_iter().zip(before).with_min_len(256).filter_map(find));
+        for &p in &found {
+            self.gens[p as usize] = NONE;
         }
+        self.masked += found.len();
+        self.found = found;
     }
 
     /// Rebuilds the extras' tree over their boxes (grown by the tree margin).
@@ -384,7 +413,7 @@ mod tests {
             settle(&mut w, &objs, &format!("frame {frame}"));
             let st = &w.scratch.search.statics;
             saw_extras |= !st.extras.is_empty();
-            saw_rebuild |= saw_extras && st.settled();
+            saw_rebuild |= saw_extras && st.masked == 0 && st.extras.is_empty();
         }
         assert!(saw_extras && saw_rebuild, "extras {saw_extras}, rebuilt {saw_rebuild}");
     }

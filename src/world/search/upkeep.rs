@@ -5,19 +5,19 @@
 //! - Input: the changed slots, the store, the margin. Output: the trees, maps and lists
 //!   as the walks need them (the search's INVARIANT).
 //! - Cost: O(changed) and O(depth) a grown leaf; O(n) a rebuild.
-//! - Static changes: a few a frame (up to `STATIC_CHANGES_MAX` boxes) make stale only the
-//!   static lists whose fat boxes meet a changed box, O(lists x changes); more, or a
-//!   rebuild after a failed frame, make every list stale.
+//! - Static changes make stale only the static lists whose fat boxes meet a changed box,
+//!   O(lists log changes), in parallel; a rebuild after a failed frame, or more changes
+//!   than the static tree follows, make every list stale.
 //! - Threads: the builds as `Bvh::build_sah` and `Bvh::build_for_queries`; the rest
 //!   sequential.
 //! - Allocation: the trees' kept buffers; a static rebuild gives back what only it needs.
 //! - Source: Box2D v3's broad phase (enlarged AABBs, a rebuild once the tree is loose).
 
-use super::statics::Stale;
+use super::statics::{Stale, Statics};
 use super::{far, fat, holds, tree_margin, Near, Search, EXTRA, EXTRAS_MIN, NONE, REBUILD_SHARE, SAH_FRAMES};
 use crate::world::store::Store;
 use crate::world::{dirty::Dirty, handle::Slots, Kind};
-use crate::Aabb;
+use rayon::prelude::*;
 use std::ops::ControlFlow;
 
 impl<const D: usize> Search<D> {
@@ -29,10 +29,7 @@ impl<const D: usize> Search<D> {
         self.clean_dynamics = store.dynamics - list.iter().filter(|&&s| live_dynamic(s)).count();
         match self.statics.upkeep(slots, store, dirty, margin, self.frames) {
             Stale::All => self.stale_static_lists(),
-            Stale::Near => {
-                let (statics, near) = (&self.statics, &mut self.near);
-                self.arena_live -= stale_lists_near(near, statics.changes());
-            }
+            Stale::Near => self.arena_live -= stale_lists_near(&mut self.near, &self.statics),
             Stale::None => {}
         }
         if self.slot_pos.len() < store.len() {
@@ -280,16 +277,21 @@ impl<const D: usize> Search<D> {
     }
 }
 
-/// The static lists whose fat boxes meet one of `changed` are dropped: a list holds the
-/// static objects that met its fat box when it was made, so only a change that meets the
-/// fat box can make it wrong. Returns the entries dropped. O(lists x changes).
-fn stale_lists_near<const D: usize>(near: &mut [Near<D>], changed: &[Aabb<D>]) -> usize {
-    let mut dropped = 0;
-    for l in near.iter_mut().filter(|l| l.generation != NONE) {
-        if changed.iter().any(|b| b.overlaps(&l.fat)) {
-            dropped += l.len as usize;
-            l.generation = NONE;
-        }
-    }
-    dropped
+/// The static lists whose fat boxes meet one of the frame's static changes are dropped:
+/// a list holds the static objects that met its fat box when it was made, so only a
+/// change that meets the fat box can make it wrong. Returns the entries dropped.
+/// O(lists log changes), in fixed chunks on the caller's pool.
+fn stale_lists_near<const D: usize>(near: &mut [Near<D>], statics: &Statics<D>) -> usize {
+    near.par_chunks_mut(1024)
+        .map(|chunk| {
+            let mut dropped = 0;
+            for l in chunk.iter_mut().filter(|l| l.generation != NONE) {
+                if statics.changed(&l.fat) {
+                    dropped += l.len as usize;
+                    l.generation = NONE;
+                }
+            }
+            dropped
+        })
+        .sum()
 }
