@@ -136,7 +136,7 @@ impl Opts {
             .collect();
         for s in &scenes {
             assert!(
-                scene::by_name::<2>(s, 4, 1).is_some(),
+                broadphase::internals::by_name::<2>(s, 4, 1).is_some(),
                 "BP_SCENES: unknown scene {s:?}; known: {:?}, `cliffs` or {:?}",
                 scene::SCENES,
                 cliffs::names()
@@ -275,7 +275,7 @@ fn check<const D: usize>(opts: &Opts) -> bool {
     let mut all_ok = true;
     let max_t = *opts.threads.iter().max().unwrap();
     for name in &opts.scenes {
-        let boxes = scene::by_name::<D>(name, n, SEED).unwrap();
+        let boxes = broadphase::internals::by_name::<D>(name, n, SEED).unwrap();
         let reference = brute_force_pairs(&boxes, &Config::default()).expect("brute force");
         println!(
             "check {} {name} n={n} ({} boxes): brute force {} pairs, {:.3} pairs per box",
@@ -326,7 +326,7 @@ fn bench_dim<const D: usize>(c: &mut Criterion, opts: &Opts, pools: &[(usize, ra
     let all_pool = &pools.iter().max_by_key(|(t, _)| *t).unwrap().1;
     for name in &opts.scenes {
         for &n in &opts.sizes {
-            let boxes = scene::by_name::<D>(name, n, SEED).unwrap();
+            let boxes = broadphase::internals::by_name::<D>(name, n, SEED).unwrap();
             let config = our_config::<D>(&opts.bounds);
             let with = if opts.bounds == "none" { String::new() } else { format!("+bounds:{}", opts.bounds) };
             let group_name = format!("pairs/{}/{name}{with}/{n}", dim_label::<D>());

@@ -80,7 +80,6 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use broadphase::internals::scene;
 use broadphase::{Aabb, Broadphase, Config};
 use criterion::{Bencher, Criterion, Throughput};
 
@@ -135,7 +134,10 @@ impl Opts {
                 })
                 .collect();
             for s in &names {
-                assert!(scene::by_name::<2>(s, 4, SEED).is_some(), "BP_SCENES: unknown scene {s:?}");
+                assert!(
+                    broadphase::internals::by_name::<2>(s, 4, SEED).is_some(),
+                    "BP_SCENES: unknown scene {s:?}"
+                );
             }
             names
         });
@@ -205,7 +207,7 @@ type Pools = [(usize, rayon::ThreadPool)];
 fn bench_scene<const D: usize>(c: &mut Criterion, opts: &Opts, pools: &Pools, name: &str) {
     let dim = format!("{D}d");
     let label = format!("{name}/{dim}");
-    let boxes = scene::by_name::<D>(name, opts.statics, SEED).expect("scene");
+    let boxes = broadphase::internals::by_name::<D>(name, opts.statics, SEED).expect("scene");
     let big = &pools.iter().max_by_key(|(t, _)| *t).expect("a pool").1;
     let configure = |g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>| {
         g.sample_size(10).warm_up_time(opts.warm_up).measurement_time(opts.measure);

@@ -33,7 +33,6 @@
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-use broadphase::internals::scene;
 use broadphase::{brute_force_pairs, find_pairs, find_pairs_with, Aabb, Config, Method, Rdc, Refine};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
@@ -73,7 +72,7 @@ fn scene_of<const D: usize>(name: &str, n: usize) -> Vec<Aabb<D>> {
     if name == "planks" {
         return planks(n);
     }
-    scene::by_name::<D>(name, n, SEED).unwrap_or_else(|| panic!("unknown scene {name}"))
+    broadphase::internals::by_name::<D>(name, n, SEED).unwrap_or_else(|| panic!("unknown scene {name}"))
 }
 
 /// Long planks along x (length 100 to 106) stacked along the other axes (shelves, floors):

@@ -91,7 +91,7 @@ fn one_shot(args: &[String]) {
 
 fn run<const D: usize>(name: &str, n: usize, frames: usize) {
     let t = Instant::now();
-    let Some(boxes): Option<Vec<Aabb<D>>> = scene::by_name(name, n, 42) else {
+    let Some(boxes): Option<Vec<Aabb<D>>> = broadphase::internals::by_name(name, n, 42) else {
         eprintln!("unknown scene {name}: try one of {:?}", scene::SCENES);
         std::process::exit(2);
     };

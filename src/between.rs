@@ -132,7 +132,7 @@ pub fn find_pairs_between_with<const D: usize>(
 
 #[cfg(test)]
 mod tests {
-    use crate::internals::scene::{self, Rng};
+    use crate::internals::scene::Rng;
     use crate::{Aabb, Broadphase, Config};
 
     /// Every `[i, j]` with `a[i]` and `b[j]` overlapping, by a double loop.
@@ -150,7 +150,7 @@ mod tests {
 
     /// `n` boxes of a scene in a seeded random order, and a crowd of `n / 10` on them.
     fn sets<const D: usize>(name: &str, n: usize, shuffle: bool) -> (Vec<Aabb<D>>, Vec<Aabb<D>>) {
-        let mut st = scene::by_name::<D>(name, n, 3).unwrap();
+        let mut st = crate::internals::by_name::<D>(name, n, 3).unwrap();
         let mut rng = Rng::new(9);
         if shuffle {
             for i in (1..st.len()).rev() {

@@ -8,6 +8,14 @@ pub mod scene;
 
 pub use crate::kernels::{morton, radix_sort};
 
+use crate::Aabb;
+
+/// The scene called `name`: one of [`scene::SCENES`] or a cliff scene of
+/// [`cliffs::by_name`]; `None` for an unknown name.
+pub fn by_name<const D: usize>(name: &str, n: usize, seed: u64) -> Option<Vec<Aabb<D>>> {
+    scene::by_name(name, n, seed).or_else(|| cliffs::by_name(name, n, seed))
+}
+
 /// The pair stage alone: sorts unique pair keys `i << 32 | j` (`i < j < n_ids`), cut into
 /// parts as the sweep's chunks leave them, into the ascending pairs `[i, j]`.
 pub fn sort_pair_keys(parts: Vec<Vec<u64>>, n_ids: usize) -> Vec<[u32; 2]> {

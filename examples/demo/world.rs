@@ -171,7 +171,7 @@ fn ms(d: Duration) -> f64 {
 
 fn run<const D: usize>(name: &str, statics: usize, dynamics: usize, frames: usize) {
     let t = Instant::now();
-    let Some(level): Option<Vec<Aabb<D>>> = scene::by_name(name, statics, 42) else {
+    let Some(level): Option<Vec<Aabb<D>>> = broadphase::internals::by_name(name, statics, 42) else {
         eprintln!("unknown scene {name}: try one of {:?}", scene::SCENES);
         std::process::exit(2);
     };

@@ -49,6 +49,7 @@ mod wide;
 pub(crate) use ray::RayTest;
 
 use crate::{Aabb, Error};
+use std::ops::ControlFlow;
 
 /// A child reference with this bit set is a leaf: the low bits are its position (in a
 /// tree kept for walks, the first of a bucket of leaves that ends at the child's `last`).
@@ -155,12 +156,36 @@ impl<const D: usize> Bvh<D> {
         self.order = Vec::new();
     }
 
-    /// Gives back the buffers of [`Bvh::pairs_against`] (per-chunk keys, the other
-    /// set's order): for a tree joined now and then, whose joins are sized by the other
-    /// set.
-    pub(crate) fn release_join_buffers(&mut self) {
-        self.parts = Vec::new();
-        self.order = Vec::new();
+    /// [`Bvh::query`] that also passes each leaf's box: the walk over the four-wide
+    /// nodes of a tree kept for walks (`wide`), else over the binary ones (`query`). The
+    /// choice is made here, so that neither walk's module knows of the other's.
+    pub(crate) fn query_boxes(
+        &self,
+        region: &Aabb<D>,
+        visit: impl FnMut(usize, &Aabb<D>) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        if self.wide.is_empty() {
+            self.query_binary(region, visit)
+        } else {
+            wide::walk_wide(&self.wide, &self.leaves, region, visit)
+        }
+    }
+
+    /// Passes each leaf the ray enters at `t <= *cut` to `visit(position, t)`, nearer
+    /// subtrees first; `visit` may lower `*cut` (subtrees entered later are then skipped)
+    /// or stop the walk. Over the four-wide nodes of a tree kept for walks, else over
+    /// the binary ones (`ray`).
+    pub(crate) fn cast(
+        &self,
+        ray: &RayTest<D>,
+        cut: &mut f32,
+        visit: impl FnMut(usize, f32, &mut f32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        if self.wide.is_empty() {
+            self.cast_binary(ray, cut, visit)
+        } else {
+            wide::cast_wide(&self.wide, &self.leaves, ray, cut, visit)
+        }
     }
 
     /// Heap bytes held, from capacities.

@@ -25,15 +25,12 @@ impl<const D: usize> Bvh<D> {
         self.query_boxes(region, |p, _| visit(p))
     }
 
-    /// [`Bvh::query`] that also passes each leaf's box.
-    pub(crate) fn query_boxes(
+    /// [`Bvh::query_boxes`] over the binary nodes.
+    pub(super) fn query_binary(
         &self,
         region: &Aabb<D>,
         mut visit: impl FnMut(usize, &Aabb<D>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        if !self.wide.is_empty() {
-            return super::wide::walk_wide(&self.wide, &self.leaves, region, visit);
-        }
         if self.nodes.is_empty() {
             return match self.leaves.first() {
                 Some(b) if b.overlaps(region) => visit(0, b),

@@ -125,18 +125,13 @@ impl<const D: usize> RayTest<D> {
 }
 
 impl<const D: usize> Bvh<D> {
-    /// Passes each leaf the ray enters at `t <= *cut` to `visit(position, t)`, nearer
-    /// subtrees first; `visit` may lower `*cut` (subtrees entered later are then skipped)
-    /// or stop the walk.
-    pub(crate) fn cast(
+    /// [`Bvh::cast`] over the binary nodes.
+    pub(super) fn cast_binary(
         &self,
         ray: &RayTest<D>,
         cut: &mut f32,
         mut visit: impl FnMut(usize, f32, &mut f32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        if !self.wide.is_empty() {
-            return super::wide::cast_wide(&self.wide, &self.leaves, ray, cut, visit);
-        }
         if self.nodes.is_empty() {
             return match self.leaves.first().and_then(|b| ray.enters_box(b, *cut)) {
                 Some(t) => visit(0, t, cut),

@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 fn scenes<const D: usize>(n: usize, seed: u64) -> Vec<(String, Vec<Aabb<D>>)> {
     let mut v: Vec<(String, Vec<Aabb<D>>)> = ["uniform", "varied", "clustered", "mixed", "tiles", "copies"]
         .iter()
-        .filter_map(|&s| Some((s.to_string(), scene::by_name::<D>(s, n, seed)?)))
+        .filter_map(|&s| Some((s.to_string(), crate::internals::by_name::<D>(s, n, seed)?)))
         .collect();
     v.push(("staircase".into(), cliffs::staircase(n)));
     v.push(("sticks".into(), cliffs::sticks(n, seed)));

@@ -119,7 +119,7 @@ fn auto_takes_the_tree_on_the_staircase_alone() {
             names.push("sticks".into());
         }
         for name in names.iter().filter(|s| s.as_str() != "all_overlapping") {
-            let boxes = scene::by_name::<D>(name, n, 1).unwrap();
+            let boxes = crate::internals::by_name::<D>(name, n, 1).unwrap();
             let (c, col, pairs) = auto_choice(&boxes);
             assert_ne!(c, super::Choice::Tree, "{D}D {name} {n}: {col} candidates, {pairs} pairs a box");
         }

@@ -133,8 +133,8 @@ pub const SCENES: &[&str] = &[
     "copies",
 ];
 
-/// The scene called `name` (one of [`SCENES`], or a cliff scene of
-/// [`super::cliffs::by_name`]), or `None` for an unknown name.
+/// The scene called `name` (one of [`SCENES`]), or `None` for another name
+/// ([`crate::internals::by_name`] knows the cliff scenes too).
 pub fn by_name<const D: usize>(name: &str, n: usize, seed: u64) -> Option<Vec<Aabb<D>>> {
     Some(match name {
         "uniform" => uniform(n, seed),
@@ -147,7 +147,7 @@ pub fn by_name<const D: usize>(name: &str, n: usize, seed: u64) -> Option<Vec<Aa
         "flat" => flat(n, seed),
         "levels" => levels(n, seed),
         "copies" => copies(n, seed),
-        _ => return super::cliffs::by_name(name, n, seed),
+        _ => return None,
     })
 }
 

@@ -273,7 +273,7 @@ fn bounds_never_change_results() {
 fn real_shapes_for<const D: usize>(seed: u64) {
     for n in [700usize, 2500] {
         for name in ["terrain", "tiles", "flat", "levels", "copies"] {
-            let boxes = broadphase::internals::scene::by_name::<D>(name, n, seed).unwrap();
+            let boxes = broadphase::internals::by_name::<D>(name, n, seed).unwrap();
             let label = format!("{name} D = {D} n = {n} seed = {seed:#x}");
             assert!(!brute(&boxes, 0.0).is_empty(), "{label}: scene should have pairs");
             check_scene(&label, &boxes, &[1.0e-3, -1.0e-3, 0.5]);
@@ -294,7 +294,7 @@ fn real_shapes() {
 #[test]
 fn large_scenes_agree_across_methods() {
     fn go<const D: usize>(name: &str, n: usize) {
-        let boxes = broadphase::internals::scene::by_name::<D>(name, n, 7).unwrap();
+        let boxes = broadphase::internals::by_name::<D>(name, n, 7).unwrap();
         let ctx = format!("{name} D = {D} n = {n}");
         let (mut cells, mut sweep) = (Vec::new(), Vec::new());
         let mut bp = Broadphase::new(Config::default().with_method(Method::Columns)).unwrap();
