@@ -15,6 +15,8 @@ pub struct Row {
     counts: [usize; 4],
     t_search: Duration,
     t_update: Duration,
+    /// Sums of the stage times: upkeep, events, apply, serial.
+    stages: [Duration; 4],
     object_bytes: usize,
 }
 
@@ -30,6 +32,9 @@ impl Row {
         }
         self.t_search += st.t_search;
         self.t_update += st.t_update;
+        for (sum, v) in self.stages.iter_mut().zip([st.t_upkeep, st.t_events, st.t_apply, st.t_serial]) {
+            *sum += v;
+        }
         self.object_bytes = st.object_bytes;
     }
 
@@ -116,6 +121,28 @@ pub fn table(rows: &[Row], header: &str) {
             r.counts[2] as f64 / f,
             r.counts[3] as f64 / f,
             r.t_search.as_secs_f64() * 1e3 / f
+        );
+    }
+    println!();
+    println!(
+        "The world's stages, means per frame in ms (`WorldStats`; walks: the search less the upkeep):\n"
+    );
+    println!("| regime | update | upkeep | walks | events | apply | serial | serial share |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    for r in rows {
+        let f = r.frames().max(1) as f64;
+        let ms = |t: Duration| t.as_secs_f64() * 1e3 / f;
+        let [upkeep, events, apply, serial] = r.stages;
+        println!(
+            "| {} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.2} |",
+            r.name,
+            ms(r.t_update),
+            ms(upkeep),
+            ms(r.t_search.saturating_sub(upkeep)),
+            ms(events),
+            ms(apply),
+            ms(serial),
+            serial.as_secs_f64() / r.t_update.as_secs_f64().max(1e-12)
         );
     }
     println!();

@@ -29,10 +29,11 @@
 
 use super::handle::Slots;
 use super::pairs::PairStore;
-use super::search::Search;
+use super::search::{Search, Times};
 use super::store::Store;
 use super::{dirty::Dirty, Handle, World};
 use crate::{Broadphase, Error};
+use rayon::slice::ParallelSliceMut;
 use std::time::{Duration, Instant};
 
 /// What one [`World::update`] changed: the pairs that began and the pairs that ended,
@@ -60,8 +61,22 @@ pub struct WorldStats {
     /// The whole update.
     pub t_update: Duration,
     /// The candidate search in it: the stored pairs and the new pairs of the changed
-    /// objects (steps 2 and 3 of the frame).
+    /// objects (steps 2 and 3 of the frame), the trees' upkeep included.
     pub t_search: Duration,
+    /// The trees' upkeep in the search: the static tree's changes, each changed dynamic
+    /// object's leaf, the rebuilds.
+    pub t_upkeep: Duration,
+    /// The events: both pair lists sorted (in parallel) and their difference (step 4).
+    pub t_events: Duration,
+    /// The pair store brought up to date (step 5).
+    pub t_apply: Duration,
+    /// The part of the update spent in stages that run on one thread (or on two, side by
+    /// side): the upkeep's pass over the changed objects, the changed objects' order, the
+    /// merge of the walks' pairs and lists, the searches among the changed objects up to
+    /// 16k of them, a whole frame's stored pairs, the difference and the pair store. The
+    /// rest (walks, tree builds, the one-shot searches, the sorts) runs on every thread of
+    /// the pool. What this leaves of `t_update` bounds how far more threads speed a frame.
+    pub t_serial: Duration,
     /// Objects changed since the update before (inserted, moved, re-kinded, re-filtered or
     /// removed; each counted once).
     pub moved: usize,
@@ -144,6 +159,7 @@ impl<const D: usize> World<D> {
         let t0 = Instant::now();
         let moved = self.dirty.list().len();
         let mut t_search = Duration::ZERO;
+        let mut times = Times::default();
         if moved == 0 {
             self.scratch.added.clear();
             self.scratch.removed.clear();
@@ -152,17 +168,25 @@ impl<const D: usize> World<D> {
             let t = Instant::now();
             changed_pairs(&self.slots, &self.store, &self.dirty, &self.pairs, &mut self.scratch)?;
             t_search = t.elapsed();
-            // 4. Both sorted, then their differences.
+            // 4. Both sorted, then their differences. (Unique pairs: the same bytes from
+            // any sort.)
+            let t = Instant::now();
             let s = &mut self.scratch;
-            rayon::join(|| s.old.sort_unstable(), || s.new.sort_unstable());
+            rayon::join(|| s.old.par_sort_unstable(), || s.new.par_sort_unstable());
+            let t_diff = Instant::now();
             difference(&s.old, &s.new, &mut s.removed, &mut s.added)?;
+            times.events = t.elapsed();
+            times.serial = s.search.times.serial + t_diff.elapsed();
             // The bound is on the pairs the world holds: checked before anything changes.
             let live = self.pairs.len() - s.removed.len() + s.added.len();
             if let Some(limit) = self.config.max_pairs.filter(|&m| live > m) {
                 return Err(Error::TooManyPairs { limit });
             }
             // 5. Into the store.
+            let t = Instant::now();
             self.pairs.apply(&s.removed, &s.added)?;
+            times.apply = t.elapsed();
+            times.serial += times.apply;
             self.scratch.search.count_frame(moved, self.slots.live);
             // 6. The frame is over: nothing is pending.
             self.dirty.clear();
@@ -175,21 +199,37 @@ impl<const D: usize> World<D> {
                 self.store.before = Vec::new();
             }
         }
-        self.stats = self.frame_stats(moved, t_search, t0.elapsed());
+        times.upkeep = self.scratch.search.times.upkeep;
+        self.stats = self.frame_stats(moved, t_search, times, t0.elapsed());
         Ok(Events { added: &self.scratch.added, removed: &self.scratch.removed })
     }
 
     /// The statistics of a frame that just ended: O(1).
-    fn frame_stats(&self, moved: usize, t_search: Duration, t_update: Duration) -> WorldStats {
+    fn frame_stats(&self, moved: usize, t_search: Duration, times: Times, t_update: Duration) -> WorldStats {
         // Nothing changed: nothing grew either, and the byte counts stand (counting them
         // walks the per-chunk buffers, which would make an idle frame cost O(n)).
         if moved == 0 {
-            return WorldStats { t_update, added: 0, removed: 0, moved: 0, t_search, ..self.stats.clone() };
+            return WorldStats {
+                t_update,
+                added: 0,
+                removed: 0,
+                moved: 0,
+                t_search,
+                t_upkeep: Duration::ZERO,
+                t_events: Duration::ZERO,
+                t_apply: Duration::ZERO,
+                t_serial: t_update,
+                ..self.stats.clone()
+            };
         }
         let (scratch_objects, scratch_pairs) = self.scratch.bytes();
         WorldStats {
             t_update,
             t_search,
+            t_upkeep: times.upkeep,
+            t_events: times.events,
+            t_apply: times.apply,
+            t_serial: times.serial,
             moved,
             added: self.scratch.added.len(),
             removed: self.scratch.removed.len(),

@@ -24,7 +24,7 @@ use crate::{Aabb, Broadphase, Error};
 /// Up to this many changed objects, the pairs among them come from one sweep a state,
 /// each on one thread; above, from the one-shot finder, which also
 /// handles the layouts that make a sweep quadratic (long crossing boxes).
-const AMONG_SWEEP_MAX: usize = 1 << 14;
+pub(super) const AMONG_SWEEP_MAX: usize = 1 << 14;
 
 /// Whether the objects at positions `i` and `j` of the dirty list pair in the state
 /// `state` gives, kinds and filters alone.

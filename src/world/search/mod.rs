@@ -55,10 +55,10 @@ use super::pairs::PairStore;
 use super::store::{pairable, Store};
 use super::{dirty::Dirty, handle::Slots, Handle, Kind};
 use crate::bvh::Bvh;
-use crate::kernels::pair_sort::PairBudget;
 use crate::{Aabb, Broadphase, Error};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::time::Instant;
 
 mod among;
 mod cost;
@@ -250,6 +250,23 @@ pub(crate) struct Search<const D: usize> {
     among: [Among<D>; 2],
     /// The choice between the walks and a whole frame (`cost`).
     cost: cost::Cost,
+    /// The last frame's stage times ([`WorldStats`](crate::WorldStats)).
+    pub(crate) times: Times,
+}
+
+/// Stage times of a frame, for [`WorldStats`](crate::WorldStats).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Times {
+    /// The trees' upkeep.
+    pub(crate) upkeep: std::time::Duration,
+    /// The events' sort and difference.
+    pub(crate) events: std::time::Duration,
+    /// The pair store's update.
+    pub(crate) apply: std::time::Duration,
+    /// Stages that run on one thread (or two side by side).
+    pub(crate) serial: std::time::Duration,
+    /// The upkeep's tree builds, which run on every thread.
+    builds: std::time::Duration,
 }
 
 /// The pair of slots `a` and `b` with their generations, lower slot first.
@@ -373,13 +390,20 @@ impl<const D: usize> Search<D> {
         let margin = finder.config().margin;
         old.clear();
         new.clear();
+        self.times = Times::default();
+        let t = Instant::now();
         self.upkeep(slots, store, dirty, margin);
+        self.times.upkeep = t.elapsed();
+        let builds = self.times.builds + self.statics.builds;
+        self.times.serial += self.times.upkeep.saturating_sub(builds);
         if self.cost.choose(dirty.list().len(), slots.live) {
             return self.whole(slots, store, dirty, pairs, finder, old, new);
         }
         // The walks in Morton order of the changed boxes: neighbours walk down the same
         // paths, which are then in cache. PERF: benches/world.rs (`move_10`, `move_100`).
+        let t = Instant::now();
         morton_order(dirty.list(), |s| store.boxes[s as usize], &mut self.keys, &mut self.order);
+        self.times.serial += t.elapsed();
         let list = &self.order[..];
         let chunks = list.len().div_ceil(CHUNK);
         if self.parts.len() < chunks {
@@ -405,6 +429,7 @@ impl<const D: usize> Search<D> {
             }
         });
         let over = began.load(Relaxed) > bound;
+        let t = Instant::now();
         let merged = if over { Ok(()) } else { merge_parts(&parts[..chunks], old, new) };
         if !over && merged.is_ok() {
             self.keep_lists(&parts[..chunks]);
@@ -412,6 +437,7 @@ impl<const D: usize> Search<D> {
         }
         trim_parts(&mut parts, chunks);
         self.parts = parts;
+        self.times.serial += t.elapsed();
         if over {
             return Err(Error::TooManyPairs { limit: bound });
         }
@@ -419,7 +445,12 @@ impl<const D: usize> Search<D> {
         // The pairs among changed objects: as they were, then as they are.
         let list = dirty.list();
         let now = |i: usize| store.snapshot(slots, list[i] as usize);
-        self.among_both(list, |i| store.before[i], now, finder, old, new)
+        let t = Instant::now();
+        let among = self.among_both(list, |i| store.before[i], now, finder, old, new);
+        if list.len() <= among::AMONG_SWEEP_MAX {
+            self.times.serial += t.elapsed();
+        }
+        among
     }
 
     /// The search where most objects changed (a first update, a level loaded): every
@@ -438,6 +469,7 @@ impl<const D: usize> Search<D> {
         old: &mut Vec<[Handle; 2]>,
         new: &mut Vec<[Handle; 2]>,
     ) -> Result<(), Error> {
+        let t = Instant::now();
         // Each changed slot's position in the dirty list, for its old generation.
         self.gather_slots.clear();
         self.gather_slots.resize(store.len(), NONE);
@@ -452,79 +484,49 @@ impl<const D: usize> Search<D> {
             let (a, b) = super::pairs::slots_of(k);
             [Handle::new(a, generation_then(a)), Handle::new(b, generation_then(b))]
         }));
-        let margin = finder.config().margin;
-        // Pairs among the dynamic objects, then a join of the static ones against them: the
-        // static tree's own walks where it holds every static object (it is built anyway;
-        // a second tree over the smaller set costs more), else the one-shot join. Static
-        // pairs are never searched (a level's overlapping tiles would count against the
-        // pair bound, and cost). PERF: benches/regimes.rs (`build`).
+        // The dynamic objects first, then the static ones: pairs among the dynamic ones,
+        // then a join of the static ones against them (a tree over the smaller set, walked
+        // by blocks of the larger, which a level's coherent order keeps tight). Walks of
+        // the static tree by the dynamic boxes cost as much where the dynamic boxes lie on
+        // the level (a build) and more where they lie just off it (`fall`). Static pairs
+        // are never searched (a level's overlapping tiles would count against the pair
+        // bound, and cost). PERF: benches/regimes.rs (`build`, `fall`).
         self.gather.clear();
         self.gather_ids.clear();
-        for (s, &alive) in slots.alive.iter().enumerate() {
-            if alive && store.kinds[s] == Kind::Dynamic {
-                self.gather.push(store.boxes[s]);
-                self.gather_ids.push(s as u32);
+        for kind in [Kind::Dynamic, Kind::Static] {
+            for (s, &alive) in slots.alive.iter().enumerate() {
+                if alive && store.kinds[s] == kind {
+                    self.gather.push(store.boxes[s]);
+                    self.gather_ids.push(s as u32);
+                }
             }
         }
-        let ids = &self.gather_ids;
-        let mut emit = |found: &[[u32; 2]], slot_of: &dyn Fn(u32) -> u32, other: &dyn Fn(u32) -> u32| {
+        let mut serial = t.elapsed();
+        let (dynamics, statics) = self.gather.split_at(store.dynamics);
+        let mut emit = |found: &[[u32; 2]], offset: u32| -> Result<(), Error> {
+            let t = Instant::now();
             new.try_reserve(found.len()).map_err(|_| Error::OutOfMemory { pairs: found.len() })?;
             for &[i, j] in found {
-                let (a, b) = (slot_of(i), other(j));
+                let (a, b) = (self.gather_ids[i as usize], self.gather_ids[(j + offset) as usize]);
                 let (ai, bi) = (a as usize, b as usize);
-                // The static tree's leaves are grown by the tree margin, never negative: where
-                // the margin is, the pair test is made again on the boxes it grows.
-                let exact = || {
-                    let (ga, gb) = (store.boxes[ai].grown(margin), store.boxes[bi].grown(margin));
-                    !ga.is_inverted() && !gb.is_inverted() && ga.overlaps(&gb)
-                };
-                if pairable(store.kinds[ai], store.filter(ai), store.kinds[bi], store.filter(bi))
-                    && (margin >= 0.0 || exact())
-                {
+                if pairable(store.kinds[ai], store.filter(ai), store.kinds[bi], store.filter(bi)) {
                     new.push(pair(a, slots.generations[ai], b, slots.generations[bi]));
                 }
             }
-            Ok::<(), Error>(())
+            serial += t.elapsed();
+            Ok(())
         };
-        let by_index = |i: u32| ids[i as usize];
-        finder.find_pairs(&self.gather, &mut self.gather_found)?;
-        emit(&self.gather_found, &by_index, &by_index)?;
-        if self.statics.settled() {
-            // The tree's ids are slots; the dynamic boxes' ids follow every slot's.
-            let n = store.len() as u32;
-            let budget = PairBudget::new(finder.config().max_pairs);
-            let tree = self.statics.tree_mut();
-            tree.pairs_against(
-                &self.gather,
-                margin,
-                [0, n],
-                store.len() + ids.len(),
-                false,
-                &budget,
-                &mut self.gather_found,
-            );
-            tree.release_join_buffers();
-            budget.verdict()?;
-            emit(&self.gather_found, &|s| s, &|j| ids[(j - n) as usize])?;
-        } else {
-            let mut statics = std::mem::take(&mut self.gather_slots);
-            statics.clear();
-            let boxes: Vec<Aabb<D>> = (0..store.len())
-                .filter(|&s| slots.alive[s] && store.kinds[s] == Kind::Static)
-                .map(|s| {
-                    statics.push(s as u32);
-                    store.boxes[s]
-                })
-                .collect();
-            finder.find_pairs_between(&self.gather, &boxes, &mut self.gather_found)?;
-            emit(&self.gather_found, &by_index, &|j| statics[j as usize])?;
-        }
+        finder.find_pairs(dynamics, &mut self.gather_found)?;
+        emit(&self.gather_found, 0)?;
+        finder.find_pairs_between(dynamics, statics, &mut self.gather_found)?;
+        emit(&self.gather_found, dynamics.len() as u32)?;
         // Sized by every live object and every pair: given back, as a whole frame is rare
         // (a first update), and the frames after need them at the size of what changes.
         self.gather = Vec::new();
         self.gather_ids = Vec::new();
         self.gather_found = Vec::new();
         self.gather_slots = Vec::new();
+        self.times.serial += serial;
         Ok(())
     }
 

@@ -28,6 +28,7 @@ use crate::world::{dirty::Dirty, handle::Slots, Kind};
 use crate::{Aabb, Error};
 use rayon::prelude::*;
 use std::ops::ControlFlow;
+use std::time::{Duration, Instant};
 
 /// Masked leaves and extras that never call for a rebuild of the static tree.
 const LOOSE_MIN: usize = 256;
@@ -81,6 +82,8 @@ pub(super) struct Statics<const D: usize> {
     change_tree: Bvh<D>,
     /// The leaves `mask_changed` found.
     found: Vec<u32>,
+    /// Time spent in the trees' builds (on every thread) since `upkeep` began.
+    pub(super) builds: Duration,
 }
 
 impl<const D: usize> Statics<D> {
@@ -119,6 +122,7 @@ impl<const D: usize> Statics<D> {
         margin: f32,
         frame: u64,
     ) -> Stale {
+        self.builds = Duration::ZERO;
         let tm = tree_margin(margin);
         let list = dirty.list();
         let is_static = |st: &Snapshot<D>| st.alive && st.kind == Kind::Static;
@@ -157,7 +161,9 @@ impl<const D: usize> Statics<D> {
         self.mask_changed(list, &store.before, tm);
         self.extras.retain(|&s| !dirty.contains(s));
         self.extras.extend(list.iter().filter(|&&s| is_static(&store.snapshot(slots, s as usize))));
+        let t = Instant::now();
         self.change_tree.build_for_queries(&self.changes, 0.0);
+        self.builds += t.elapsed();
         if self.changes.len() > 4 * LOOSE_MIN {
             // Sized by an outsized frame: given back.
             self.changes = Vec::new();
@@ -208,7 +214,9 @@ impl<const D: usize> Statics<D> {
         self.extra_boxes.extend(self.extras.iter().map(|&s| store.boxes[s as usize]));
         self.extra_gens.clear();
         self.extra_gens.extend(self.extras.iter().map(|&s| slots.generations[s as usize]));
+        let t = Instant::now();
         self.extra_tree.build_for_queries(&self.extra_boxes, tree_margin(margin));
+        self.builds += t.elapsed();
     }
 
     /// Rebuilds the tree over the live static objects, by the surface area heuristic
@@ -224,12 +232,14 @@ impl<const D: usize> Statics<D> {
         }
         // Built once a level and walked every frame and by every query: the surface area
         // build, slower to build, faster to walk. PERF: benches/queries.rs.
+        let t = Instant::now();
         if by_area {
             self.tree.build_sah(&boxes, tree_margin(margin));
         } else {
             self.tree.build_for_queries(&boxes, tree_margin(margin));
             self.changed_at = frame;
         }
+        self.builds += t.elapsed();
         self.by_area = by_area;
         // The tree's ids become slots: a walk reads its leaf's slot beside the leaf, and
         // a query its generation.
@@ -245,17 +255,6 @@ impl<const D: usize> Statics<D> {
         self.extra_tree = Bvh::default();
         self.built = true;
         self.tree.keep_for_walks();
-    }
-
-    /// Whether no static object changed since the tree was built (so the tree alone
-    /// holds them all, each in one live leaf).
-    pub(super) fn settled(&self) -> bool {
-        self.masked == 0 && self.extras.is_empty()
-    }
-
-    /// The tree itself, for a join against it (only where [`Statics::settled`]).
-    pub(super) fn tree_mut(&mut self) -> &mut Bvh<D> {
-        &mut self.tree
     }
 
     /// Each live static object whose leaf box (grown by the tree margin) meets `region`:

@@ -19,6 +19,7 @@ use crate::world::store::Store;
 use crate::world::{dirty::Dirty, handle::Slots, Kind};
 use rayon::prelude::*;
 use std::ops::ControlFlow;
+use std::time::Instant;
 
 impl<const D: usize> Search<D> {
     /// Brings the trees up to date with the changed slots (module docs). Idempotent for a
@@ -128,7 +129,9 @@ impl<const D: usize> Search<D> {
     fn build_extras(&mut self, store: &Store<D>, margin: f32) {
         self.gather.clear();
         self.gather.extend(self.extras.iter().map(|&s| store.boxes[s as usize]));
+        let t = Instant::now();
         self.extra_tree.build_for_queries(&self.gather, tree_margin(margin));
+        self.times.builds += t.elapsed();
     }
 
     /// Every static list is dropped.
@@ -236,11 +239,13 @@ impl<const D: usize> Search<D> {
         // frames), not where crowds loosen it every few frames, nor for the first one (a
         // world's build costs no more than one search of every box).
         // PERF: benches/world.rs (`move_1`, `move_10`).
+        let t = Instant::now();
         if self.dynamic_built && self.frames - self.dynamic_built_at >= SAH_FRAMES {
             self.dynamics.build_sah(&self.gather, 0.0);
         } else {
             self.dynamics.build_for_queries(&self.gather, 0.0);
         }
+        self.times.builds += t.elapsed();
         self.dynamic_built_at = self.frames;
         // New positions: every dynamic list is stale, and each object's static list
         // follows it from its old leaf (`from`: each new leaf's old position, in the walks'
