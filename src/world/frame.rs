@@ -19,8 +19,9 @@
 //! - Cost: a frame with no change returns at once, O(1). Otherwise the search's, O(c log
 //!   n + candidates) for c changed objects plus the trees' upkeep, then O(k log k) for
 //!   the k pairs it hands over.
-//! - Threads: the search on the caller's rayon pool, the two sorts side by side; the
-//!   rest is sequential. The events are the same bytes for any thread count.
+//! - Threads: the search on the caller's rayon pool; the two sorts side by side, each in
+//!   parallel; the difference in pieces cut where the merge path crosses fixed counts;
+//!   the pair store shard by shard. The events are the same bytes for any thread count.
 //! - Allocation: every buffer is the world's, reused from frame to frame (the finder's
 //!   own included).
 //! - Source: the update step of Box2D v3's broad phase (`b2UpdateBroadPhasePairs`: query
@@ -33,7 +34,7 @@ use super::search::{Search, Times};
 use super::store::Store;
 use super::{dirty::Dirty, Handle, World};
 use crate::{Broadphase, Error};
-use rayon::slice::ParallelSliceMut;
+use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
 /// What one [`World::update`] changed: the pairs that began and the pairs that ended,
@@ -112,6 +113,8 @@ pub(crate) struct Scratch<const D: usize> {
     /// The events of the last update.
     pub(crate) added: Vec<[Handle; 2]>,
     pub(crate) removed: Vec<[Handle; 2]>,
+    /// The difference's per-piece buffers.
+    pieces: Pieces<[Handle; 2]>,
 }
 
 impl<const D: usize> Scratch<D> {
@@ -124,6 +127,7 @@ impl<const D: usize> Scratch<D> {
             new: Vec::new(),
             added: Vec::new(),
             removed: Vec::new(),
+            pieces: Vec::new(),
         }
     }
 
@@ -135,7 +139,8 @@ impl<const D: usize> Scratch<D> {
         let pair = size_of::<[Handle; 2]>();
         let pairs = search_pairs
             + (self.old.capacity() + self.new.capacity() + self.added.capacity() + self.removed.capacity())
-                * pair;
+                * pair
+            + self.pieces.iter().map(|(r, a)| (r.capacity() + a.capacity()) * pair).sum::<usize>();
         (objects, pairs)
     }
 }
@@ -174,7 +179,7 @@ impl<const D: usize> World<D> {
             let s = &mut self.scratch;
             rayon::join(|| s.old.par_sort_unstable(), || s.new.par_sort_unstable());
             let t_diff = Instant::now();
-            difference(&s.old, &s.new, &mut s.removed, &mut s.added)?;
+            difference(&s.old, &s.new, &mut s.removed, &mut s.added, &mut s.pieces)?;
             times.events = t.elapsed();
             times.serial = s.search.times.serial + t_diff.elapsed();
             // The bound is on the pairs the world holds: checked before anything changes.
@@ -260,20 +265,73 @@ pub(crate) fn changed_pairs<const D: usize>(
     s.search.changed_pairs(slots, store, dirty, pairs, &mut s.finder, &mut s.old, &mut s.new)
 }
 
+/// Per piece of the difference: what it removed and what it added.
+type Pieces<T> = Vec<(Vec<T>, Vec<T>)>;
+
+/// Events a piece of the difference merges: below twice this, one piece.
+const PIECE: usize = 1 << 14;
+
 /// `removed` = `old` \ `new`, `added` = `new` \ `old`, both sorted (from sorted, unique
-/// inputs), by one merge.
-/// A refused allocation is [`Error::OutOfMemory`].
-fn difference<T: Ord + Copy>(
+/// inputs). The merge of both is cut into pieces of about [`PIECE`] elements (where the
+/// merge path crosses each multiple, an element of `new` equal to the last of `old` taken
+/// kept with it), each piece merged on its own in parallel into its buffers in `pieces`
+/// (kept between frames), then the pieces put together in order: the same bytes for any
+/// thread count. A refused allocation is [`Error::OutOfMemory`].
+fn difference<T: Ord + Copy + Send + Sync>(
     old: &[T],
     new: &[T],
     removed: &mut Vec<T>,
     added: &mut Vec<T>,
+    pieces: &mut Pieces<T>,
 ) -> Result<(), Error> {
     removed.clear();
     added.clear();
     let oom = |_| Error::OutOfMemory { pairs: old.len() + new.len() };
     removed.try_reserve(old.len()).map_err(oom)?;
     added.try_reserve(new.len()).map_err(oom)?;
+    let n = old.len() + new.len();
+    if n < 2 * PIECE {
+        merge(old, new, removed, added);
+        return Ok(());
+    }
+    let count = n / PIECE;
+    if pieces.len() < count {
+        pieces.resize_with(count, Default::default);
+    }
+    pieces[..count].par_iter_mut().enumerate().for_each(|(p, (r, a))| {
+        let start = if p == 0 { (0, 0) } else { split(old, new, p * PIECE) };
+        let end = if p + 1 == count { (old.len(), new.len()) } else { split(old, new, (p + 1) * PIECE) };
+        r.clear();
+        a.clear();
+        merge(&old[start.0..end.0.max(start.0)], &new[start.1..end.1.max(start.1)], r, a);
+    });
+    for (r, a) in &pieces[..count] {
+        removed.extend_from_slice(r);
+        added.extend_from_slice(a);
+    }
+    Ok(())
+}
+
+/// Where the merge of sorted, unique `a` and `b` (ties: `a`'s first) has taken `d`
+/// elements: `(i, j)` with `i + j = d`, then `j` one further where `b[j]` equals `a[i - 1]`,
+/// so that equal elements fall in the same piece. Monotone in `d`. O(log n).
+fn split<T: Ord>(a: &[T], b: &[T], d: usize) -> (usize, usize) {
+    let (mut lo, mut hi) = (d.saturating_sub(b.len()), d.min(a.len()));
+    while lo < hi {
+        let i = (lo + hi) / 2;
+        if a[i] <= b[d - i - 1] {
+            lo = i + 1;
+        } else {
+            hi = i;
+        }
+    }
+    let (i, j) = (lo, d - lo);
+    (i, if i > 0 && j < b.len() && a[i - 1] == b[j] { j + 1 } else { j })
+}
+
+/// The sequential merge: what only `old` holds into `removed`, what only `new` holds into
+/// `added`.
+fn merge<T: Ord + Copy>(old: &[T], new: &[T], removed: &mut Vec<T>, added: &mut Vec<T>) {
     let (mut i, mut j) = (0, 0);
     while i < old.len() && j < new.len() {
         match old[i].cmp(&new[j]) {
@@ -293,5 +351,50 @@ fn difference<T: Ord + Copy>(
     }
     removed.extend_from_slice(&old[i..]);
     added.extend_from_slice(&new[j..]);
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{difference, PIECE};
+
+    /// The pieced difference against the sequential one, on lists that share most of
+    /// their elements, none, or all, of sizes around the piece boundaries.
+    #[test]
+    fn pieced_difference_is_the_merge() {
+        let mut pieces = Vec::new();
+        let mut x = 1u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for (n_old, n_new, shared) in [
+            (0, 3 * PIECE, 0),
+            (3 * PIECE, 0, 0),
+            (2 * PIECE, 2 * PIECE, 100),
+            (5 * PIECE + 7, 3 * PIECE, 90),
+            (PIECE, 4 * PIECE + 1, 50),
+        ] {
+            let mut old: Vec<u64> = (0..n_old).map(|_| next() % 1_000_000).collect();
+            let mut new: Vec<u64> = (0..n_new)
+                .map(|i| if i < n_old && next() % 100 < shared { old[i] } else { next() % 1_000_000 })
+                .collect();
+            for v in [&mut old, &mut new] {
+                v.sort_unstable();
+                v.dedup();
+            }
+            let want_removed: Vec<u64> =
+                old.iter().copied().filter(|x| new.binary_search(x).is_err()).collect();
+            let want_added: Vec<u64> =
+                new.iter().copied().filter(|x| old.binary_search(x).is_err()).collect();
+            let (mut removed, mut added) = (Vec::new(), Vec::new());
+            difference(&old, &new, &mut removed, &mut added, &mut pieces).unwrap();
+            assert_eq!(
+                (removed, added),
+                (want_removed, want_added),
+                "{n_old} old, {n_new} new, {shared}% shared"
+            );
+        }
+    }
 }

@@ -195,20 +195,20 @@ fn validate_catches_each_broken_invariant() {
         }),
         ("snapshot generation", |w| w.store.before[0].generation += 5),
         ("pair missing", |w| {
-            let k = *w.pairs.set.iter().min().unwrap();
-            w.pairs.set.remove(&k);
+            let k = w.pairs.keys().min().unwrap();
+            w.pairs.remove_key(k);
         }),
         ("pair not overlapping", |w| {
-            w.pairs.set.insert(key(0, 3));
+            w.pairs.insert_key(key(0, 3));
         }),
         ("pair lo > hi", |w| {
-            w.pairs.set.insert(key(2, 0));
+            w.pairs.insert_key(key(2, 0));
         }),
         ("static-static pair", |w| {
-            w.pairs.set.insert(key(4, 5));
+            w.pairs.insert_key(key(4, 5));
         }),
         ("pair with a slot past the end", |w| {
-            w.pairs.set.insert(key(0, 99));
+            w.pairs.insert_key(key(0, 99));
         }),
         ("pair refused by the filter", |w| {
             // Counted, so that only the pair check finds it.

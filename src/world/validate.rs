@@ -165,7 +165,13 @@ impl<const D: usize> World<D> {
         let view = PreFrame { slots: &self.slots, store: &self.store, dirty: &self.dirty, index: &index };
         let n = self.slots.len();
         let margin = self.config.margin;
-        for &k in &self.pairs.set {
+        let misplaced = self.pairs.misplaced();
+        ensure!(
+            misplaced.is_none(),
+            "pair key {:#x} is in another slot range's shard",
+            misplaced.unwrap_or(0)
+        );
+        for k in self.pairs.keys() {
             let (lo, hi) = slots_of(k);
             ensure!(lo < hi && (hi as usize) < n, "pair key {k:#x}: slots {lo}, {hi} not lo < hi < {n}");
             let (a, b) = (view.get(lo), view.get(hi));
@@ -193,7 +199,7 @@ impl<const D: usize> World<D> {
             for (i, (sa, a)) in objects.iter().enumerate() {
                 for (sb, b) in &objects[i + 1..] {
                     if pairable(a.kind, a.filter, b.kind, b.filter) && touching(&a.aabb, &b.aabb, margin) {
-                        ensure!(self.pairs.set.contains(&key(*sa, *sb)), "pair ({sa}, {sb}) is missing");
+                        ensure!(self.pairs.contains(key(*sa, *sb)), "pair ({sa}, {sb}) is missing");
                         count += 1;
                     }
                 }
@@ -209,7 +215,7 @@ impl<const D: usize> World<D> {
             );
             for (i, [a, b]) in cached.iter().enumerate() {
                 ensure!(i == 0 || cached[i - 1] < [*a, *b], "cached pairs not ascending at {i}");
-                ensure!(self.pairs.set.contains(&key(a.index(), b.index())), "cached pair {i} is not stored");
+                ensure!(self.pairs.contains(key(a.index(), b.index())), "cached pair {i} is not stored");
                 let named = [
                     Handle::new(a.index(), view.generation(a.index())),
                     Handle::new(b.index(), view.generation(b.index())),

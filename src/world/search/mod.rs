@@ -480,9 +480,12 @@ impl<const D: usize> Search<D> {
             NONE => slots.generations[s as usize],
             i => store.before[i as usize].generation,
         };
-        old.extend(pairs.set.iter().map(|&k| {
-            let (a, b) = super::pairs::slots_of(k);
-            [Handle::new(a, generation_then(a)), Handle::new(b, generation_then(b))]
+        old.try_reserve(pairs.len()).map_err(|_| Error::OutOfMemory { pairs: pairs.len() })?;
+        old.par_extend(pairs.par_keys().flat_map_iter(|shard| {
+            shard.iter().map(|&k| {
+                let (a, b) = super::pairs::slots_of(k);
+                [Handle::new(a, generation_then(a)), Handle::new(b, generation_then(b))]
+            })
         }));
         // The dynamic objects first, then the static ones: pairs among the dynamic ones,
         // then a join of the static ones against them (a tree over the smaller set, walked
