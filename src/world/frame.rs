@@ -72,11 +72,12 @@ pub struct WorldStats {
     /// The pair store brought up to date (step 5).
     pub t_apply: Duration,
     /// The part of the update spent in stages that run on one thread (or on two, side by
-    /// side): the upkeep's pass over the changed objects, the changed objects' order, the
-    /// merge of the walks' pairs and lists, the searches among the changed objects up to
-    /// 16k of them, a whole frame's stored pairs, the difference and the pair store. The
-    /// rest (walks, tree builds, the one-shot searches, the sorts) runs on every thread of
-    /// the pool. What this leaves of `t_update` bounds how far more threads speed a frame.
+    /// side): the upkeep's passes over the changed objects (all of the upkeep but its
+    /// tree builds), the changed objects' order, the merge of the walks' pairs and lists,
+    /// the searches among the changed objects up to 16k of them, a whole frame's gather
+    /// of the live boxes and its pairs' naming. The rest (walks, tree builds, the one-shot
+    /// searches, the sorts, the difference, the pair store) runs on every thread of the
+    /// pool. What this leaves of `t_update` bounds how far more threads speed a frame.
     pub t_serial: Duration,
     /// Objects changed since the update before (inserted, moved, re-kinded, re-filtered or
     /// removed; each counted once).
@@ -178,10 +179,9 @@ impl<const D: usize> World<D> {
             let t = Instant::now();
             let s = &mut self.scratch;
             rayon::join(|| s.old.par_sort_unstable(), || s.new.par_sort_unstable());
-            let t_diff = Instant::now();
             difference(&s.old, &s.new, &mut s.removed, &mut s.added, &mut s.pieces)?;
             times.events = t.elapsed();
-            times.serial = s.search.times.serial + t_diff.elapsed();
+            times.serial = s.search.times.serial;
             // The bound is on the pairs the world holds: checked before anything changes.
             let live = self.pairs.len() - s.removed.len() + s.added.len();
             if let Some(limit) = self.config.max_pairs.filter(|&m| live > m) {
@@ -191,7 +191,6 @@ impl<const D: usize> World<D> {
             let t = Instant::now();
             self.pairs.apply(&s.removed, &s.added)?;
             times.apply = t.elapsed();
-            times.serial += times.apply;
             self.scratch.search.count_frame(moved, self.slots.live);
             // 6. The frame is over: nothing is pending.
             self.dirty.clear();

@@ -54,7 +54,7 @@ use dirty::Dirty;
 use frame::Scratch;
 use handle::Slots;
 use pairs::PairStore;
-use store::{index_dirty, PreFrame, Store};
+use store::{index_dirty, PreFrame, Snapshot, Store};
 
 /// A persistent set of boxes whose overlapping pairs are kept up to date frame by frame.
 ///
@@ -176,7 +176,15 @@ impl<const D: usize> World<D> {
         crate::validate::check_boxes(aabbs)?;
         self.slots.room(aabbs.len())?;
         self.reserve(aabbs.len());
-        Ok(aabbs.iter().map(|&b| self.put(b, kind, Filter::default())).collect())
+        // The freed slots first, one by one (as `insert` takes them); the rest are new
+        // slots at the end, appended array by array.
+        let (reused, fresh) = aabbs.split_at(self.slots.free.len().min(aabbs.len()));
+        let mut handles = Vec::with_capacity(aabbs.len());
+        handles.extend(reused.iter().map(|&b| self.put(b, kind, Filter::default())));
+        let s0 = self.slots.len();
+        self.append(fresh, kind);
+        handles.extend((s0..s0 + fresh.len()).map(|s| Handle::new(s as u32, 0)));
+        Ok(handles)
     }
 
     /// Sets the box of the object `h` names. Setting the box it has (the same bits)
@@ -310,6 +318,38 @@ impl<const D: usize> World<D> {
         self.store.set_filter(si, filter);
         self.store.count(kind, true);
         h
+    }
+
+    /// New slots at the end for `aabbs`, of `kind` and the default filter: what `put` does
+    /// for each when no slot is free (a dead slot of generation 0 claimed, its snapshot
+    /// taken as it changes, then filled and revived), one array at a time. O(n), without
+    /// the per-object branches: a level's `extend` costs a fraction of its first update.
+    /// PERF: benches/regimes.rs (`build`).
+    fn append(&mut self, aabbs: &[Aabb<D>], kind: Kind) {
+        let (s0, n) = (self.slots.len(), aabbs.len());
+        let end = s0 + n;
+        let dead = Snapshot {
+            alive: false,
+            generation: 0,
+            aabb: Aabb { min: [0.0; D], max: [0.0; D] },
+            kind: Kind::Static,
+            filter: Filter::default(),
+        };
+        self.slots.generations.resize(end, 0);
+        self.slots.alive.resize(end, true);
+        self.slots.live += n;
+        self.store.boxes.extend_from_slice(aabbs);
+        self.store.kinds.resize(end, kind);
+        match kind {
+            Kind::Static => self.store.statics += n,
+            Kind::Dynamic => self.store.dynamics += n,
+        }
+        self.store.before.extend(std::iter::repeat(dead).take(n));
+        self.dirty.grow(end);
+        for s in s0..end {
+            self.dirty.bits[s / 64] |= 1 << (s % 64);
+        }
+        self.dirty.list.extend(s0 as u32..end as u32);
     }
 
     /// Room for `n` more objects in every per-slot array and in the change list, at once:

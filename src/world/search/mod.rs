@@ -523,12 +523,16 @@ impl<const D: usize> Search<D> {
         emit(&self.gather_found, 0)?;
         finder.find_pairs_between(dynamics, statics, &mut self.gather_found)?;
         emit(&self.gather_found, dynamics.len() as u32)?;
-        // Sized by every live object and every pair: given back, as a whole frame is rare
-        // (a first update), and the frames after need them at the size of what changes.
-        self.gather = Vec::new();
-        self.gather_ids = Vec::new();
-        self.gather_found = Vec::new();
-        self.gather_slots = Vec::new();
+        // Sized by every live object and every pair: given back after a frame where most
+        // objects changed (a first update, a level loaded), as the frames after need them
+        // at the size of what changes; kept where the cost model chose the whole frame,
+        // which it may do frame after frame.
+        if is_whole(dirty.list().len(), slots.live) {
+            self.gather = Vec::new();
+            self.gather_ids = Vec::new();
+            self.gather_found = Vec::new();
+            self.gather_slots = Vec::new();
+        }
         self.times.serial += serial;
         Ok(())
     }
