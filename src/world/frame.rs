@@ -74,10 +74,11 @@ pub struct WorldStats {
     /// The part of the update spent in stages that run on one thread (or on two, side by
     /// side): the upkeep's passes over the changed objects (all of the upkeep but its
     /// tree builds), the changed objects' order, the merge of the walks' pairs and lists,
-    /// the searches among the changed objects up to 16k of them, a whole frame's gather
-    /// of the live boxes and its pairs' naming. The rest (walks, tree builds, the one-shot
-    /// searches, the sorts, the difference, the pair store) runs on every thread of the
-    /// pool. What this leaves of `t_update` bounds how far more threads speed a frame.
+    /// the searches among the changed objects up to 16k of them, a whole frame's map of
+    /// the changed slots and (where some object has a filter) the naming of its pairs.
+    /// The rest (walks, tree builds, the one-shot searches, a whole frame's gather, the
+    /// sorts, the difference, the pair store) runs on every thread of the pool. What
+    /// this leaves of `t_update` bounds how far more threads speed a frame.
     pub t_serial: Duration,
     /// Objects changed since the update before (inserted, moved, re-kinded, re-filtered or
     /// removed; each counted once).

@@ -52,8 +52,8 @@
 //!   binned surface area build for the trees.
 
 use super::pairs::PairStore;
-use super::store::{pairable, Store};
-use super::{dirty::Dirty, handle::Slots, Handle, Kind};
+use super::store::Store;
+use super::{dirty::Dirty, handle::Slots, Handle};
 use crate::bvh::Bvh;
 use crate::{Aabb, Broadphase, Error};
 use rayon::prelude::*;
@@ -69,6 +69,7 @@ mod statics;
 mod upkeep;
 mod validate;
 mod walk;
+mod whole;
 
 use among::Among;
 pub(crate) use cost::is_whole;
@@ -243,8 +244,10 @@ pub(crate) struct Search<const D: usize> {
     leaf_box: Vec<Aabb<D>>,
     /// The generation every live static list has (a list of another is stale: `NONE`).
     static_generation: u32,
-    /// The whole frame's slots (beside `gather`) and pairs ([`Search::whole`]).
+    /// The whole frame's slots (beside `gather`), its per-chunk counts and pairs
+    /// ([`Search::whole`]).
     gather_ids: Vec<u32>,
+    gather_counts: Vec<[usize; 2]>,
     gather_found: Vec<[u32; 2]>,
     /// The pair searches among the changed objects, as they were and as they are.
     among: [Among<D>; 2],
@@ -451,90 +454,6 @@ impl<const D: usize> Search<D> {
             self.times.serial += t.elapsed();
         }
         among
-    }
-
-    /// The search where most objects changed (a first update, a level loaded): every
-    /// stored pair into `old`, and every pair the rule makes now, from one `Broadphase`
-    /// run over every live box, into `new`. Their difference is the events, as from the
-    /// walks, at the cost of one frame from scratch. The trees are kept up to date all the
-    /// same ([`Search::upkeep`], already run), for the frames after.
-    #[allow(clippy::too_many_arguments)]
-    fn whole(
-        &mut self,
-        slots: &Slots,
-        store: &Store<D>,
-        dirty: &Dirty,
-        pairs: &PairStore,
-        finder: &mut Broadphase<D>,
-        old: &mut Vec<[Handle; 2]>,
-        new: &mut Vec<[Handle; 2]>,
-    ) -> Result<(), Error> {
-        let t = Instant::now();
-        // Each changed slot's position in the dirty list, for its old generation.
-        self.gather_slots.clear();
-        self.gather_slots.resize(store.len(), NONE);
-        for (i, &s) in dirty.list().iter().enumerate() {
-            self.gather_slots[s as usize] = i as u32;
-        }
-        let generation_then = |s: u32| match self.gather_slots[s as usize] {
-            NONE => slots.generations[s as usize],
-            i => store.before[i as usize].generation,
-        };
-        old.try_reserve(pairs.len()).map_err(|_| Error::OutOfMemory { pairs: pairs.len() })?;
-        old.par_extend(pairs.par_keys().flat_map_iter(|shard| {
-            shard.iter().map(|&k| {
-                let (a, b) = super::pairs::slots_of(k);
-                [Handle::new(a, generation_then(a)), Handle::new(b, generation_then(b))]
-            })
-        }));
-        // The dynamic objects first, then the static ones: pairs among the dynamic ones,
-        // then a join of the static ones against them (a tree over the smaller set, walked
-        // by blocks of the larger, which a level's coherent order keeps tight). Walks of
-        // the static tree by the dynamic boxes cost as much where the dynamic boxes lie on
-        // the level (a build) and more where they lie just off it (`fall`). Static pairs
-        // are never searched (a level's overlapping tiles would count against the pair
-        // bound, and cost). PERF: benches/regimes.rs (`build`, `fall`).
-        self.gather.clear();
-        self.gather_ids.clear();
-        for kind in [Kind::Dynamic, Kind::Static] {
-            for (s, &alive) in slots.alive.iter().enumerate() {
-                if alive && store.kinds[s] == kind {
-                    self.gather.push(store.boxes[s]);
-                    self.gather_ids.push(s as u32);
-                }
-            }
-        }
-        let mut serial = t.elapsed();
-        let (dynamics, statics) = self.gather.split_at(store.dynamics);
-        let mut emit = |found: &[[u32; 2]], offset: u32| -> Result<(), Error> {
-            let t = Instant::now();
-            new.try_reserve(found.len()).map_err(|_| Error::OutOfMemory { pairs: found.len() })?;
-            for &[i, j] in found {
-                let (a, b) = (self.gather_ids[i as usize], self.gather_ids[(j + offset) as usize]);
-                let (ai, bi) = (a as usize, b as usize);
-                if pairable(store.kinds[ai], store.filter(ai), store.kinds[bi], store.filter(bi)) {
-                    new.push(pair(a, slots.generations[ai], b, slots.generations[bi]));
-                }
-            }
-            serial += t.elapsed();
-            Ok(())
-        };
-        finder.find_pairs(dynamics, &mut self.gather_found)?;
-        emit(&self.gather_found, 0)?;
-        finder.find_pairs_between(dynamics, statics, &mut self.gather_found)?;
-        emit(&self.gather_found, dynamics.len() as u32)?;
-        // Sized by every live object and every pair: given back after a frame where most
-        // objects changed (a first update, a level loaded), as the frames after need them
-        // at the size of what changes; kept where the cost model chose the whole frame,
-        // which it may do frame after frame.
-        if is_whole(dirty.list().len(), slots.live) {
-            self.gather = Vec::new();
-            self.gather_ids = Vec::new();
-            self.gather_found = Vec::new();
-            self.gather_slots = Vec::new();
-        }
-        self.times.serial += serial;
-        Ok(())
     }
 
     /// Keeps the dynamic lists the walks made (module docs of `walk`).
