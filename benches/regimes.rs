@@ -58,8 +58,9 @@
 //! copy of the frames; after it, every side plays the same `BP_REG_FRAMES` frames in lock
 //! step on fresh worlds, and the bench prints the medians (and means) per frame, the
 //! ratios of the medians, and the world's `WorldStats` averaged over those frames; at the
-//! end, a table of every regime. The median leaves out the world's occasional tree
-//! rebuilds; the mean counts them.
+//! end, a table of every regime and one of the world's stage times (upkeep, walks,
+//! events, apply, and the serial time with its share of the update). The median leaves
+//! out the world's occasional tree rebuilds; the mean counts them.
 //!
 //! Every run first checks, on a small scene, that after the build and after each of
 //! `BP_CHECK_FRAMES` frames of every regime the world's `pairs()`, the one-shot's
