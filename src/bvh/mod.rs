@@ -188,6 +188,14 @@ impl<const D: usize> Bvh<D> {
         }
     }
 
+    /// Gives back the buffers of [`Bvh::pairs_against`] (per-chunk keys, the other
+    /// set's order): for a tree joined now and then, whose joins are sized by the other
+    /// set.
+    pub(crate) fn release_join_buffers(&mut self) {
+        self.parts = Vec::new();
+        self.order = Vec::new();
+    }
+
     /// Heap bytes held, from capacities.
     pub(crate) fn bytes(&self) -> usize {
         use std::mem::size_of;

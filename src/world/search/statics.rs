@@ -257,6 +257,17 @@ impl<const D: usize> Statics<D> {
         self.tree.keep_for_walks();
     }
 
+    /// Whether no static object changed since the tree was built (so the tree alone
+    /// holds them all, each in one live leaf).
+    pub(super) fn settled(&self) -> bool {
+        self.built && self.masked == 0 && self.extras.is_empty()
+    }
+
+    /// The tree itself, for a join against it (only where [`Statics::settled`]).
+    pub(super) fn tree_mut(&mut self) -> &mut Bvh<D> {
+        &mut self.tree
+    }
+
     /// Each live static object whose leaf box (grown by the tree margin) meets `region`:
     /// its slot, generation and leaf box, once each; stops when `visit` breaks.
     pub(super) fn query(

@@ -8,9 +8,10 @@
 //! - Stages: the stored pairs named, shard by shard in parallel; the live boxes gathered,
 //!   dynamic ones first (`gather_live`: counted a chunk of slots at a time, then written
 //!   in parallel where the counts put them); the pairs among the dynamic boxes
-//!   (`find_pairs`) and a join of the static ones against them (`find_pairs_between`):
-//!   static pairs are never searched; the pairs found named, in parallel where no object
-//!   has a filter.
+//!   (`find_pairs`) and a join of the static ones against them: walks of the static
+//!   tree by blocks of dynamic boxes where no static object changed since its build
+//!   (then the static boxes are not gathered), else `find_pairs_between`. Static pairs
+//!   are never searched. The pairs found named, in parallel where no object has a filter.
 //! - Cost: one one-shot search of the dynamic boxes and one join, O(n) for the gather.
 //! - Threads: every stage on the caller's pool but the naming where filters are set.
 //! - Allocation: the gather buffers, kept where the cost model chose the frame (it may,
@@ -18,6 +19,7 @@
 //! - Source: this crate (the finder's own stages: Morton cells, sweeps, the join).
 
 use super::{is_whole, pair, Search, NONE};
+use crate::kernels::pair_sort::PairBudget;
 use crate::world::pairs::PairStore;
 use crate::world::store::{pairable, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Handle, Kind};
@@ -63,20 +65,25 @@ impl<const D: usize> Search<D> {
                 [Handle::new(a, generation_then(a)), Handle::new(b, generation_then(b))]
             })
         }));
-        // The dynamic objects first, then the static ones: pairs among the dynamic ones,
-        // then a join of the static ones against them (a tree over the smaller set, walked
-        // by blocks of the larger, which a level's coherent order keeps tight). Walks of
-        // the static tree by the dynamic boxes cost as much where the dynamic boxes lie on
-        // the level (a build) and more where they lie just off it (`fall`). Static pairs
-        // are never searched (a level's overlapping tiles would count against the pair
-        // bound, and cost). PERF: benches/regimes.rs (`build`, `fall`).
+        // Pairs among the dynamic objects, then a join of the static ones against them.
+        // Static pairs are never searched (a level's overlapping tiles would count against
+        // the pair bound, and cost). PERF: benches/regimes.rs (`build`, `fall`,
+        // `fast_100`).
         let mut serial = t.elapsed();
-        gather_live(slots, store, &mut self.gather_counts, &mut self.gather, &mut self.gather_ids);
+        // Where no static object changed since the static tree was built (and the margin
+        // is not negative: the tree's leaves are grown by zero then), the join walks that
+        // tree, and only the dynamic boxes are gathered: a level's boxes are not copied
+        // (24 bytes an object kept, or allocated each frame, where the cost model takes
+        // whole frames one after another).
+        let margin = finder.config().margin;
+        let by_tree = self.statics.settled() && margin >= 0.0;
+        gather_live(slots, store, !by_tree, &mut self.gather_counts, &mut self.gather, &mut self.gather_ids);
         let (dynamics, statics) = self.gather.split_at(store.dynamics);
         let ids = &self.gather_ids;
-        let mut emit = |found: &[[u32; 2]], offset: u32| -> Result<(), Error> {
+        let mut emit = |found: &[[u32; 2]],
+                        slots_of: &(dyn Fn([u32; 2]) -> (u32, u32) + Sync)|
+         -> Result<(), Error> {
             new.try_reserve(found.len()).map_err(|_| Error::OutOfMemory { pairs: found.len() })?;
-            let slots_of = |[i, j]: [u32; 2]| (ids[i as usize], ids[(j + offset) as usize]);
             let name =
                 |(a, b): (u32, u32)| pair(a, slots.generations[a as usize], b, slots.generations[b as usize]);
             if store.filtered == 0 {
@@ -97,9 +104,22 @@ impl<const D: usize> Search<D> {
             Ok(())
         };
         finder.find_pairs(dynamics, &mut self.gather_found)?;
-        emit(&self.gather_found, 0)?;
-        finder.find_pairs_between(dynamics, statics, &mut self.gather_found)?;
-        emit(&self.gather_found, dynamics.len() as u32)?;
+        emit(&self.gather_found, &|[i, j]| (ids[i as usize], ids[j as usize]))?;
+        if by_tree {
+            // The tree's ids are slots; the dynamic boxes' ids follow every slot's.
+            let n = store.len() as u32;
+            let budget = PairBudget::new(finder.config().max_pairs);
+            let tree = self.statics.tree_mut();
+            let (ids_n, found) = (store.len() + dynamics.len(), &mut self.gather_found);
+            tree.pairs_against(dynamics, margin, [0, n], ids_n, false, &budget, found);
+            tree.release_join_buffers();
+            budget.verdict()?;
+            emit(&self.gather_found, &|[s, j]| (s, ids[(j - n) as usize]))?;
+        } else {
+            finder.find_pairs_between(dynamics, statics, &mut self.gather_found)?;
+            let d = dynamics.len();
+            emit(&self.gather_found, &|[i, j]| (ids[i as usize], ids[d + j as usize]))?;
+        }
         // Sized by every live object and every pair: given back after a frame where most
         // objects changed (a first update, a level loaded), as the frames after need them
         // at the size of what changes; kept where the cost model chose the whole frame,
@@ -123,6 +143,7 @@ impl<const D: usize> Search<D> {
 fn gather_live<const D: usize>(
     slots: &Slots,
     store: &Store<D>,
+    with_statics: bool,
     counts: &mut Vec<[usize; 2]>,
     boxes: &mut Vec<Aabb<D>>,
     ids: &mut Vec<u32>,
@@ -134,7 +155,7 @@ fn gather_live<const D: usize>(
     counts.par_iter_mut().enumerate().for_each(|(c, count)| {
         for s in c * GATHER_CHUNK..((c + 1) * GATHER_CHUNK).min(n) {
             count[0] += is(s, Kind::Dynamic) as usize;
-            count[1] += is(s, Kind::Static) as usize;
+            count[1] += (with_statics && is(s, Kind::Static)) as usize;
         }
     });
     let (dynamics, statics) = counts.iter().fold((0, 0), |(d, s), c| (d + c[0], s + c[1]));
@@ -148,7 +169,7 @@ fn gather_live<const D: usize>(
         let mut at = [0usize; 2];
         for s in c * GATHER_CHUNK..((c + 1) * GATHER_CHUNK).min(n) {
             for (k, kind) in [Kind::Dynamic, Kind::Static].into_iter().enumerate() {
-                if is(s, kind) {
+                if is(s, kind) && (k == 0 || with_statics) {
                     out.boxes[k][at[k]] = store.boxes[s];
                     out.ids[k][at[k]] = s as u32;
                     at[k] += 1;
