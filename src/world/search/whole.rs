@@ -15,7 +15,9 @@
 //! - Cost: one one-shot search of the dynamic boxes and one join, O(n) for the gather.
 //! - Threads: every stage on the caller's pool but the naming where filters are set.
 //! - Allocation: the gather buffers, kept where the cost model chose the frame (it may,
-//!   frame after frame), given back after a frame where most objects changed.
+//!   frame after frame), given back after a frame where most objects changed. The join
+//!   against the static tree allocates its per-chunk pair keys each frame and gives them
+//!   back (kept, they would add a pair list's bytes to the tree for good).
 //! - Source: this crate (the finder's own stages: Morton cells, sweeps, the join).
 
 use super::{is_whole, pair, Search, NONE};
