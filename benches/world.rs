@@ -330,7 +330,8 @@ impl<const D: usize> Ours<D> {
             self.world.remove(self.dynamics[i as usize]).expect("remove");
             self.dynamics[i as usize] = self.world.insert(b, Kind::Dynamic).expect("insert");
         }
-        let events = self.world.update().expect("update");
+        self.world.update().expect("update");
+        let events = self.world.events();
         events.added.len() + events.removed.len()
     }
 

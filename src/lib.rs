@@ -63,4 +63,7 @@ pub use config::{Config, Method, Refine};
 pub use error::{BoxProblem, Error};
 pub use pipeline::{find_pairs, find_pairs_with, release_cached_buffers, Broadphase};
 pub use stats::Stats;
-pub use world::{Batch, Events, Filter, Handle, Kind, Ray, Select, World, World2, World3, WorldStats};
+pub use world::{
+    Batch, Departed, Events, Filter, FrameSummary, Handle, Kind, Object, Ray, Select, World, World2, World3,
+    WorldStats,
+};

@@ -91,7 +91,7 @@ impl<const D: usize> Broadphase<D> {
     }
 
     /// A finder with no buffers yet, for a configuration already checked.
-    fn checked(config: Config<D>, nested: bool) -> Self {
+    pub(crate) fn checked(config: Config<D>, nested: bool) -> Self {
         Self {
             config,
             cols: Columns::default(),

@@ -59,7 +59,8 @@ impl<const D: usize> WorldSide<D> {
         for &(h, k) in &self.kinds {
             self.world.set_kind(h, k).expect("set_kind");
         }
-        let events = self.world.update().expect("update");
+        self.world.update().expect("update");
+        let events = self.world.events();
         events.added.len() + events.removed.len()
     }
 

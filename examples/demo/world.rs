@@ -192,7 +192,7 @@ fn run<const D: usize>(name: &str, statics: usize, dynamics: usize, frames: usiz
     for (m, h) in crowd.members.iter_mut().zip(check(world.extend(&boxes, Kind::Dynamic))) {
         m.handle = Some(h);
     }
-    let first = check(world.update()).added.len();
+    let first = check(world.update()).added;
     println!(
         "frame   0: {} objects in, first update {:.1} ms, {first} pairs ({:.0} ms in all)",
         world.len(),
@@ -213,7 +213,7 @@ fn run<const D: usize>(name: &str, statics: usize, dynamics: usize, frames: usiz
         crowd.step(&mut world, frame, &mut moves);
         let (added, removed) = {
             let events = check(world.update());
-            (events.added.len(), events.removed.len())
+            (events.added, events.removed)
         };
         let s = world.stats();
         live = live + added - removed;

@@ -111,7 +111,7 @@ impl<const D: usize> Node<D> {
 /// the root; each child's stored bounds are the union of the leaves under it, and its
 /// `last` the greatest leaf position under it; every leaf and every internal node but
 /// the root is under exactly one node's child.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Bvh<const D: usize> {
     pub(crate) nodes: Vec<Node<D>>,
     /// A tree kept for walks: its nodes, four-wide (`wide`); `nodes` is then empty.

@@ -32,26 +32,91 @@ use super::handle::Slots;
 use super::pairs::PairStore;
 use super::search::{Search, Times};
 use super::store::Store;
-use super::{dirty::Dirty, Handle, World};
+use super::{dirty::Dirty, Handle, Kind, World};
 use crate::{Broadphase, Error};
 use rayon::prelude::*;
 use std::time::{Duration, Instant};
 
-/// What one [`World::update`] changed: the pairs that began and the pairs that ended,
-/// each list sorted, each pair `[a, b]` with `a.index() < b.index()`.
+/// What the last successful [`World::update`] changed ([`World::events`]): the pairs that
+/// began and the pairs that ended, each list sorted, each pair `[a, b]` with
+/// `a.index() < b.index()`, and the objects removed before it. It borrows the world
+/// immutably, so a loop over the events may query and read the world.
+///
+/// ```
+/// use broadphase::{Aabb2, Config, Kind, World2};
+/// let mut world = World2::new(Config::default())?;
+/// let ground = world.insert(Aabb2::new([0.0, 0.0], [10.0, 1.0]), Kind::Static)?;
+/// let coin = world.insert_with(Aabb2::new([4.0, 0.5], [5.0, 1.5]), Kind::Dynamic, Default::default(), 42)?;
+/// world.update()?;
+/// world.remove(coin)?;
+/// world.update()?;
+/// let events = world.events();
+/// assert_eq!(events.removed, &[[ground, coin]]);
+/// // The removed coin's data, though its handle is stale now:
+/// assert_eq!(events.user_data(coin), Some(42));
+/// assert_eq!(events.user_data(ground), Some(0));
+/// # Ok::<(), broadphase::Error>(())
+/// ```
 #[derive(Clone, Copy, Debug)]
-pub struct Events<'a> {
+pub struct Events<'a, const D: usize> {
     /// Pairs in `pairs()` now that were not before the update.
     pub added: &'a [[Handle; 2]],
     /// Pairs in `pairs()` before the update that are not now, named as they were (a
     /// removed object by its old handle).
     pub removed: &'a [[Handle; 2]],
+    /// The objects removed since the update before (inserted and removed between two
+    /// updates included), sorted by handle, with their kind and user data.
+    pub departed: &'a [Departed],
+    world: &'a World<D>,
 }
 
-impl Events<'_> {
+impl<const D: usize> Events<'_, D> {
+    /// True when no pair began or ended and no object was removed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty() && self.departed.is_empty()
+    }
+
+    /// The user data of the object `h` names where it is live, or was removed before
+    /// this update (every handle its pairs in `removed` carry): `None` for any other.
+    /// O(log removed objects) for a removed one.
+    pub fn user_data(&self, h: Handle) -> Option<u64> {
+        match self.world.user_data(h) {
+            Ok(d) => Some(d),
+            Err(_) => {
+                self.departed.binary_search_by_key(&h, |d| d.handle).ok().map(|i| self.departed[i].user_data)
+            }
+        }
+    }
+}
+
+/// An object removed since the update before, as [`Events::departed`] lists it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Departed {
+    /// Its handle (stale now).
+    pub handle: Handle,
+    /// Its kind when removed.
+    pub kind: Kind,
+    /// Its user data when removed.
+    pub user_data: u64,
+}
+
+/// What a successful [`World::update`] did, in counts; the pairs themselves are in
+/// [`World::events`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct FrameSummary {
+    /// Pairs that began.
+    pub added: usize,
+    /// Pairs that ended.
+    pub removed: usize,
+    /// Objects changed since the update before (each counted once).
+    pub changed: usize,
+}
+
+impl FrameSummary {
     /// True when no pair began or ended.
     pub fn is_empty(&self) -> bool {
-        self.added.is_empty() && self.removed.is_empty()
+        self.added == 0 && self.removed == 0
     }
 }
 
@@ -91,6 +156,8 @@ pub struct WorldStats {
     pub pairs: usize,
     /// Live static objects.
     pub statics: usize,
+    /// Live kinematic objects.
+    pub kinematics: usize,
     /// Live dynamic objects.
     pub dynamics: usize,
     /// Heap bytes held for objects: the slot table, the store, the dirty set, the
@@ -112,11 +179,29 @@ pub(crate) struct Scratch<const D: usize> {
     /// Steps 2 and 3's pairs.
     old: Vec<[Handle; 2]>,
     new: Vec<[Handle; 2]>,
-    /// The events of the last update.
+    /// The events of the last successful update, and the buffers the next one's are
+    /// found in (swapped on success, so a failed update leaves the events as they were).
     pub(crate) added: Vec<[Handle; 2]>,
     pub(crate) removed: Vec<[Handle; 2]>,
+    pub(crate) departed: Vec<Departed>,
+    added_next: Vec<[Handle; 2]>,
+    removed_next: Vec<[Handle; 2]>,
     /// The difference's per-piece buffers.
     pieces: Pieces<[Handle; 2]>,
+}
+
+/// A clone keeps the search (its trees follow the world's objects) and the last events;
+/// the finder and the working buffers start empty.
+impl<const D: usize> Clone for Scratch<D> {
+    fn clone(&self) -> Self {
+        Self {
+            search: self.search.clone(),
+            added: self.added.clone(),
+            removed: self.removed.clone(),
+            departed: self.departed.clone(),
+            ..Self::new(Broadphase::checked(self.finder.config, false))
+        }
+    }
 }
 
 impl<const D: usize> Scratch<D> {
@@ -129,6 +214,9 @@ impl<const D: usize> Scratch<D> {
             new: Vec::new(),
             added: Vec::new(),
             removed: Vec::new(),
+            departed: Vec::new(),
+            added_next: Vec::new(),
+            removed_next: Vec::new(),
             pieces: Vec::new(),
         }
     }
@@ -140,17 +228,24 @@ impl<const D: usize> Scratch<D> {
         let objects = search_objects;
         let pair = size_of::<[Handle; 2]>();
         let pairs = search_pairs
-            + (self.old.capacity() + self.new.capacity() + self.added.capacity() + self.removed.capacity())
+            + (self.old.capacity()
+                + self.new.capacity()
+                + self.added.capacity()
+                + self.removed.capacity()
+                + self.added_next.capacity()
+                + self.removed_next.capacity())
                 * pair
+            + self.departed.capacity() * size_of::<Departed>()
             + self.pieces.iter().map(|(r, a)| (r.capacity() + a.capacity()) * pair).sum::<usize>();
         (objects, pairs)
     }
 }
 
 impl<const D: usize> World<D> {
-    /// Brings the pairs up to date with every change since the last update, and returns
-    /// the pairs that began and ended (see [`Events`]). The first update reports every
-    /// pair as added.
+    /// Brings the pairs up to date with every change since the last update, and counts
+    /// the pairs that began and ended; the pairs themselves, and the objects removed
+    /// before the update, are [`World::events`] until the next successful update. The
+    /// first update reports every pair as added.
     ///
     /// A frame with no change returns empty events at once, doing no work proportional to
     /// the number of objects. Otherwise the cost is that of the candidate search (see the
@@ -160,9 +255,10 @@ impl<const D: usize> World<D> {
     /// update pass [`Config::max_pairs`](crate::Config::max_pairs) (the search stops soon
     /// after the bound is passed, so a frame that would make millions of pairs fails
     /// without allocating for them), or [`Error::OutOfMemory`] where an allocation is
-    /// refused; the world is then as before the call, its changes still pending, and a
-    /// later update retries them with whatever changed in between.
-    pub fn update(&mut self) -> Result<Events<'_>, Error> {
+    /// refused; the world is then as before the call (its last events included), its
+    /// changes still pending, and a later update retries them with whatever changed in
+    /// between.
+    pub fn update(&mut self) -> Result<FrameSummary, Error> {
         let t0 = Instant::now();
         let moved = self.dirty.list().len();
         let mut t_search = Duration::ZERO;
@@ -170,6 +266,7 @@ impl<const D: usize> World<D> {
         if moved == 0 {
             self.scratch.added.clear();
             self.scratch.removed.clear();
+            self.scratch.departed.clear();
         } else {
             // 1 to 3. Nothing is changed until the search has succeeded.
             let t = Instant::now();
@@ -180,18 +277,28 @@ impl<const D: usize> World<D> {
             let t = Instant::now();
             let s = &mut self.scratch;
             rayon::join(|| s.old.par_sort_unstable(), || s.new.par_sort_unstable());
-            difference(&s.old, &s.new, &mut s.removed, &mut s.added, &mut s.pieces)?;
+            difference(&s.old, &s.new, &mut s.removed_next, &mut s.added_next, &mut s.pieces)?;
             times.events = t.elapsed();
             times.serial = s.search.times.serial;
             // The bound is on the pairs the world holds: checked before anything changes.
-            let live = self.pairs.len() - s.removed.len() + s.added.len();
+            let live = self.pairs.len() - s.removed_next.len() + s.added_next.len();
             if let Some(limit) = self.config.max_pairs.filter(|&m| live > m) {
                 return Err(Error::TooManyPairs { limit });
             }
+            // The objects removed, for the events: room taken before anything changes.
+            let departing = self.departing.len();
+            s.departed.try_reserve(departing).map_err(|_| Error::OutOfMemory { pairs: live })?;
             // 5. Into the store.
             let t = Instant::now();
-            self.pairs.apply(&s.removed, &s.added)?;
+            self.pairs.apply(&s.removed_next, &s.added_next)?;
             times.apply = t.elapsed();
+            std::mem::swap(&mut s.added, &mut s.added_next);
+            std::mem::swap(&mut s.removed, &mut s.removed_next);
+            // Handles are unique: the same order from any sort.
+            s.departed.clear();
+            s.departed.extend_from_slice(&self.departing);
+            s.departed.sort_unstable_by_key(|d| d.handle);
+            self.departing.clear();
             self.scratch.search.count_frame(moved, self.slots.live);
             // 6. The frame is over: nothing is pending.
             self.dirty.clear();
@@ -206,7 +313,19 @@ impl<const D: usize> World<D> {
         }
         times.upkeep = self.scratch.search.times.upkeep;
         self.stats = self.frame_stats(moved, t_search, times, t0.elapsed());
-        Ok(Events { added: &self.scratch.added, removed: &self.scratch.removed })
+        Ok(FrameSummary {
+            added: self.scratch.added.len(),
+            removed: self.scratch.removed.len(),
+            changed: moved,
+        })
+    }
+
+    /// The events of the last successful [`World::update`] (empty before the first): the
+    /// pairs that began and ended, and the objects removed before it. Calls made since
+    /// do not change them; a failed update leaves them as they were.
+    pub fn events(&self) -> Events<'_, D> {
+        let s = &self.scratch;
+        Events { added: &s.added, removed: &s.removed, departed: &s.departed, world: self }
     }
 
     /// The statistics of a frame that just ended: O(1).
@@ -240,8 +359,13 @@ impl<const D: usize> World<D> {
             removed: self.scratch.removed.len(),
             pairs: self.pairs.len(),
             statics: self.store.statics,
-            dynamics: self.store.dynamics,
-            object_bytes: self.slots.bytes() + self.store.bytes() + self.dirty.bytes() + scratch_objects,
+            kinematics: self.store.kinematics,
+            dynamics: self.store.moving - self.store.kinematics,
+            object_bytes: self.slots.bytes()
+                + self.store.bytes()
+                + self.dirty.bytes()
+                + self.departing.capacity() * std::mem::size_of::<Departed>()
+                + scratch_objects,
             pair_bytes: self.pairs.bytes() + scratch_pairs,
         }
     }

@@ -28,7 +28,30 @@ pub struct Handle {
     generation: u32,
 }
 
+impl Default for Handle {
+    /// [`Handle::NULL`].
+    fn default() -> Self {
+        Self::NULL
+    }
+}
+
 impl Handle {
+    /// A handle that never names an object (its index is past every slot): a placeholder
+    /// for a field not set yet. Every call taking it returns [`Error::StaleHandle`].
+    pub const NULL: Handle = Handle { index: u32::MAX, generation: u32::MAX };
+
+    /// Whether this is [`Handle::NULL`].
+    pub const fn is_null(self) -> bool {
+        self.index == u32::MAX && self.generation == u32::MAX
+    }
+
+    /// The handle [`Handle::raw`] gave this value (`(generation << 32) | index`): for
+    /// storing a handle in a `u64` (user data, an engine's own id) and back. Any value
+    /// makes a handle; one that names no live object is stale wherever it is used.
+    pub const fn from_raw(raw: u64) -> Handle {
+        Handle { index: raw as u32, generation: (raw >> 32) as u32 }
+    }
+
     /// The handle of the object in `index` at `generation`.
     pub(crate) const fn new(index: u32, generation: u32) -> Self {
         Self { index, generation }
@@ -45,9 +68,10 @@ impl Handle {
         self.generation
     }
 
-    /// `(generation << 32) | index`: the value [`Error::StaleHandle`] reports.
-    pub fn raw(self) -> u64 {
-        (u64::from(self.generation) << 32) | u64::from(self.index)
+    /// `(generation << 32) | index`: the value [`Error::StaleHandle`] reports, and what
+    /// [`Handle::from_raw`] takes back.
+    pub const fn raw(self) -> u64 {
+        ((self.generation as u64) << 32) | self.index as u64
     }
 }
 

@@ -44,7 +44,7 @@ mod validate;
 mod tests;
 
 pub use batch::Batch;
-pub use frame::{Events, WorldStats};
+pub use frame::{Departed, Events, FrameSummary, WorldStats};
 pub use handle::Handle;
 pub use query::{Ray, Select};
 pub use store::{Filter, Kind};
@@ -65,9 +65,11 @@ use store::{index_dirty, PreFrame, Snapshot, Store};
 /// let ball = world.insert(Aabb2::new([4.0, 5.0], [5.0, 6.0]), Kind::Dynamic)?;
 /// assert!(world.update()?.is_empty());
 /// world.set_aabb(ball, Aabb2::new([4.0, 0.5], [5.0, 1.5]))?;
-/// assert_eq!(world.update()?.added, &[[ground, ball]]);
+/// world.update()?;
+/// assert_eq!(world.events().added, &[[ground, ball]]);
 /// world.remove(ball)?;
-/// assert_eq!(world.update()?.removed, &[[ground, ball]]);
+/// world.update()?;
+/// assert_eq!(world.events().removed, &[[ground, ball]]);
 /// # Ok::<(), broadphase::Error>(())
 /// ```
 ///
@@ -101,7 +103,7 @@ use store::{index_dirty, PreFrame, Snapshot, Store};
 ///
 /// Errors: every call checks its input before changing anything, batches included (all
 /// or nothing); after a failed call the world is exactly as before. No call panics.
-#[derive(Debug)]
+#[derive(Clone)]
 pub struct World<const D: usize> {
     /// The configuration (checked in `new`).
     config: Config<D>,
@@ -119,6 +121,40 @@ pub struct World<const D: usize> {
     scratch: Scratch<D>,
     /// The last update's statistics.
     stats: WorldStats,
+    /// The objects removed since the last update, in call order (the next update's
+    /// [`Events::departed`]).
+    departing: Vec<Departed>,
+}
+
+/// A summary, not the arrays: a world of a million objects prints a few lines.
+impl<const D: usize> std::fmt::Debug for World<D> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("World")
+            .field("dimensions", &D)
+            .field("objects", &self.slots.live)
+            .field("statics", &self.store.statics)
+            .field("kinematics", &self.store.kinematics)
+            .field("dynamics", &(self.store.moving - self.store.kinematics))
+            .field("pairs", &self.pairs.len())
+            .field("changed", &self.dirty.list().len())
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One live object as [`World::iter`] lists it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Object<const D: usize> {
+    /// Its handle.
+    pub handle: Handle,
+    /// Its box, as last set.
+    pub aabb: Aabb<D>,
+    /// Its kind.
+    pub kind: Kind,
+    /// Its filter.
+    pub filter: Filter,
+    /// Its user data.
+    pub user_data: u64,
 }
 
 /// A world in the plane.
@@ -148,41 +184,77 @@ impl<const D: usize> World<D> {
             pairs: PairStore::default(),
             scratch: Scratch::new(finder),
             stats: WorldStats::default(),
+            departing: Vec::new(),
         })
     }
 
-    /// Adds an object with the default [`Filter`] (pairs with everything); see
-    /// [`World::insert_with`].
+    /// Adds an object with the default [`Filter`] (pairs with everything) and user data 0;
+    /// see [`World::insert_with`].
     pub fn insert(&mut self, aabb: Aabb<D>, kind: Kind) -> Result<Handle, Error> {
-        self.insert_with(aabb, kind, Filter::default())
+        self.insert_with(aabb, kind, Filter::default(), 0)
     }
 
     /// Adds an object and returns its handle. Its pairs appear at the next update.
+    /// `user_data` is the caller's own (an entity id, an index), returned by
+    /// [`World::user_data`], [`World::iter`], query filters' predicates and, once the
+    /// object is removed, its update's [`Events`].
     ///
     /// Errors: [`Error::InvalidBox`] (index 0) for a NaN or infinite coordinate or
     /// `min > max`; [`Error::TooManyBoxes`] (with the number of objects the world would
     /// hold) when every one of the `u32::MAX - 1` slots is taken.
-    pub fn insert_with(&mut self, aabb: Aabb<D>, kind: Kind, filter: Filter) -> Result<Handle, Error> {
+    pub fn insert_with(
+        &mut self,
+        aabb: Aabb<D>,
+        kind: Kind,
+        filter: Filter,
+        user_data: u64,
+    ) -> Result<Handle, Error> {
         check(&aabb, 0)?;
         self.slots.room(1)?;
-        self.reserve(1);
-        Ok(self.put(aabb, kind, filter))
+        self.reserve_slots(1);
+        Ok(self.put(aabb, kind, filter, user_data))
     }
 
-    /// Adds one object of `kind` a box, with the default filter, in order; their handles,
-    /// in the same order. All or nothing: the first invalid box is
+    /// Adds one object of `kind` a box, with the default filter and user data 0, in order;
+    /// their handles, in the same order. All or nothing: the first invalid box is
     /// [`Error::InvalidBox`] with its position in `aabbs`, and then nothing is added.
     pub fn extend(&mut self, aabbs: &[Aabb<D>], kind: Kind) -> Result<Vec<Handle>, Error> {
+        self.extend_with(aabbs, kind, Filter::default(), &[])
+    }
+
+    /// Adds one object of `kind` and `filter` a box, in order, object `i` with user data
+    /// `user_data[i]` (all 0 where `user_data` is empty); their handles, in the same
+    /// order. All or nothing: [`Error::InvalidQuery`] where `user_data` is neither empty
+    /// nor as long as `aabbs`, else the first invalid box is [`Error::InvalidBox`] with
+    /// its position in `aabbs`; then nothing is added.
+    pub fn extend_with(
+        &mut self,
+        aabbs: &[Aabb<D>],
+        kind: Kind,
+        filter: Filter,
+        user_data: &[u64],
+    ) -> Result<Vec<Handle>, Error> {
+        if !user_data.is_empty() && user_data.len() != aabbs.len() {
+            let reason = "user data neither empty nor one a box";
+            return Err(Error::InvalidQuery { index: user_data.len().min(aabbs.len()), reason });
+        }
         crate::validate::check_boxes(aabbs)?;
         self.slots.room(aabbs.len())?;
-        self.reserve(aabbs.len());
+        self.reserve_slots(aabbs.len());
+        let data = |i: usize| user_data.get(i).copied().unwrap_or(0);
         // The freed slots first, one by one (as `insert` takes them); the rest are new
         // slots at the end, appended array by array.
         let (reused, fresh) = aabbs.split_at(self.slots.free.len().min(aabbs.len()));
         let mut handles = Vec::with_capacity(aabbs.len());
-        handles.extend(reused.iter().map(|&b| self.put(b, kind, Filter::default())));
+        for (i, &b) in reused.iter().enumerate() {
+            handles.push(self.put(b, kind, filter, data(i)));
+        }
         let s0 = self.slots.len();
         self.append(fresh, kind);
+        for (i, s) in (s0..s0 + fresh.len()).enumerate() {
+            self.store.set_filter(s, filter);
+            self.store.set_user_data(s, data(reused.len() + i));
+        }
         handles.extend((s0..s0 + fresh.len()).map(|s| Handle::new(s as u32, 0)));
         Ok(handles)
     }
@@ -216,16 +288,26 @@ impl<const D: usize> World<D> {
         Ok(())
     }
 
-    /// Sets the kind of the object `h` names (the same kind changes nothing).
+    /// Sets the kind of the object `h` names (the same kind changes nothing). Its pairs
+    /// follow at the next update: a pair its new kind does not allow ends. A body at
+    /// rest needs no change of kind: an object not moved costs nothing (see [`Kind`]).
     pub fn set_kind(&mut self, h: Handle, kind: Kind) -> Result<(), Error> {
         let s = self.slots.slot(h)?;
         let old = self.store.kinds[s];
         if old != kind {
             self.touch(s);
-            self.store.count(old, false);
-            self.store.count(kind, true);
+            self.store.count(old, 1, false);
+            self.store.count(kind, 1, true);
             self.store.kinds[s] = kind;
         }
+        Ok(())
+    }
+
+    /// Sets the user data of the object `h` names: no change to its pairs, and seen at
+    /// once by [`World::user_data`], [`World::iter`] and queries.
+    pub fn set_user_data(&mut self, h: Handle, user_data: u64) -> Result<(), Error> {
+        let s = self.slots.slot(h)?;
+        self.store.set_user_data(s, user_data);
         Ok(())
     }
 
@@ -243,18 +325,68 @@ impl<const D: usize> World<D> {
     /// the object's pairs as removed, named with `h`. Its slot is the next one reused.
     pub fn remove(&mut self, h: Handle) -> Result<(), Error> {
         let s = self.slots.slot(h)?;
+        // The next update's events name it with its data: room for the record is taken
+        // before anything changes.
+        self.departing.try_reserve(1).map_err(|_| Error::OutOfMemory { pairs: 0 })?;
         self.touch(s);
-        self.store.count(self.store.kinds[s], false);
+        let kind = self.store.kinds[s];
+        self.store.count(kind, 1, false);
+        self.departing.push(Departed { handle: h, kind, user_data: self.store.user_data(s) });
         // The snapshot keeps the filter for the pairs of the last update; a dead slot has
         // the default, so that the filters are given back once no live object has another.
         self.store.set_filter(s, Filter::default());
+        self.store.set_user_data(s, 0);
         self.slots.kill(s);
         Ok(())
+    }
+
+    /// Removes every object, as [`World::remove`] would one by one in slot order (the
+    /// next update ends every pair and names every object in its [`Events::departed`]),
+    /// keeping every buffer's capacity.
+    pub fn clear(&mut self) {
+        let live: Vec<Handle> = self.iter().map(|o| o.handle).collect();
+        self.departing.reserve(live.len());
+        for h in live {
+            // Every handle is live, and the room is reserved.
+            let _ = self.remove(h);
+        }
     }
 
     /// The box of the object `h` names, as last set (not grown by the margin).
     pub fn aabb(&self, h: Handle) -> Result<Aabb<D>, Error> {
         Ok(self.store.boxes[self.slots.slot(h)?])
+    }
+
+    /// The kind of the object `h` names.
+    pub fn kind(&self, h: Handle) -> Result<Kind, Error> {
+        Ok(self.store.kinds[self.slots.slot(h)?])
+    }
+
+    /// The filter of the object `h` names.
+    pub fn filter(&self, h: Handle) -> Result<Filter, Error> {
+        Ok(self.store.filter(self.slots.slot(h)?))
+    }
+
+    /// The user data of the object `h` names (see [`World::insert_with`]).
+    pub fn user_data(&self, h: Handle) -> Result<u64, Error> {
+        Ok(self.store.user_data(self.slots.slot(h)?))
+    }
+
+    /// Every live object, in slot order (changes since the last update included).
+    pub fn iter(&self) -> impl Iterator<Item = Object<D>> + '_ {
+        (0..self.store.len()).filter(|&s| self.slots.alive[s]).map(|s| Object {
+            handle: Handle::new(s as u32, self.slots.generations[s]),
+            aabb: self.store.boxes[s],
+            kind: self.store.kinds[s],
+            filter: self.store.filter(s),
+            user_data: self.store.user_data(s),
+        })
+    }
+
+    /// Room for `additional` more objects in every per-object array, so that inserting
+    /// them allocates nothing there (the pair store and the trees grow at the update).
+    pub fn reserve(&mut self, additional: usize) {
+        self.reserve_slots(additional);
     }
 
     /// Whether `h` names a live object.
@@ -304,7 +436,7 @@ impl<const D: usize> World<D> {
     }
 
     /// Puts a new object into a slot (room checked): the last freed slot, else a new one.
-    fn put(&mut self, aabb: Aabb<D>, kind: Kind, filter: Filter) -> Handle {
+    fn put(&mut self, aabb: Aabb<D>, kind: Kind, filter: Filter, user_data: u64) -> Handle {
         let s = self.slots.claim();
         let si = s as usize;
         if si == self.store.len() {
@@ -316,7 +448,8 @@ impl<const D: usize> World<D> {
         self.store.boxes[si] = aabb;
         self.store.kinds[si] = kind;
         self.store.set_filter(si, filter);
-        self.store.count(kind, true);
+        self.store.set_user_data(si, user_data);
+        self.store.count(kind, 1, true);
         h
     }
 
@@ -340,10 +473,7 @@ impl<const D: usize> World<D> {
         self.slots.live += n;
         self.store.boxes.extend_from_slice(aabbs);
         self.store.kinds.resize(end, kind);
-        match kind {
-            Kind::Static => self.store.statics += n,
-            Kind::Dynamic => self.store.dynamics += n,
-        }
+        self.store.count(kind, n, true);
         self.store.before.extend(std::iter::repeat(dead).take(n));
         self.dirty.grow(end);
         for s in s0..end {
@@ -356,7 +486,7 @@ impl<const D: usize> World<D> {
     /// grown one push at a time, a million-object `extend` copies each array some twenty
     /// times. A refused reservation is let go: the pushes then grow the arrays as before.
     /// PERF: benches/world.rs (`build`).
-    fn reserve(&mut self, n: usize) {
+    fn reserve_slots(&mut self, n: usize) {
         let fresh = n.saturating_sub(self.slots.free.len());
         reserve_slack(&mut self.slots.generations, fresh);
         reserve_slack(&mut self.slots.alive, fresh);

@@ -94,7 +94,7 @@ fn run(list: &[[Handle; 2]], i: usize) -> &[[Handle; 2]] {
 }
 
 /// The live pairs and the sorted handle list built from them on demand.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct PairStore {
     /// One key a pair, in the shard of its lower slot.
     shards: Vec<PairSet>,

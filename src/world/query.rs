@@ -28,7 +28,7 @@ use std::ops::ControlFlow;
 pub enum Select {
     /// Only [`Kind::Static`] objects.
     Static,
-    /// Only [`Kind::Dynamic`] objects.
+    /// Only [`Kind::Dynamic`] and [`Kind::Kinematic`] objects.
     Dynamic,
     /// Every object.
     #[default]
@@ -47,7 +47,7 @@ impl Select {
     fn takes(self, k: Kind) -> bool {
         match k {
             Kind::Static => self.statics(),
-            Kind::Dynamic => self.dynamics(),
+            Kind::Kinematic | Kind::Dynamic => self.dynamics(),
         }
     }
 }

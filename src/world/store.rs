@@ -22,14 +22,33 @@ use super::dirty::Dirty;
 use super::handle::Slots;
 use crate::Aabb;
 
-/// Whether an object moves. Pairs need at least one dynamic object: two static objects are
-/// never paired, however they overlap.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// How an object moves, and so what it pairs with. A pair needs at least one dynamic
+/// object: two static objects never pair, however they overlap, and neither do two
+/// kinematic ones, nor a kinematic and a static one (the rule of rapier's and Box2D's
+/// default contact pairs).
+///
+/// Sleeping needs no kind of its own: an object whose box is not set again costs an
+/// update nothing, whatever its kind, and keeps its pairs. Turning a resting body
+/// [`Kind::Static`] would end its pairs with the static objects under it (a "collision
+/// stopped" event), and turning it back would begin them again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Kind {
     /// Does not move, or moves rarely (terrain, walls): paired only with dynamic objects.
     Static,
+    /// Moved by the user each frame (platforms, doors, characters), paired only with
+    /// dynamic objects: a kinematic body is not stopped by the level, so its pairs with
+    /// static and kinematic objects would be work for nothing.
+    Kinematic,
     /// Paired with every object it overlaps that its filter accepts.
     Dynamic,
+}
+
+impl Kind {
+    /// Whether objects of this kind move: they live in the dynamic tree.
+    #[inline]
+    pub(crate) fn moves(self) -> bool {
+        self != Kind::Static
+    }
 }
 
 /// Collision groups: two objects pair only when each one's `membership` shares a bit with
@@ -56,8 +75,8 @@ impl Filter {
     }
 }
 
-/// Whether two objects of these kinds and filters may pair: at least one dynamic, and each
-/// filter accepting the other.
+/// Whether two objects of these kinds and filters may pair: at least one dynamic (so no
+/// static or kinematic pair among themselves), and each filter accepting the other.
 #[inline]
 pub(crate) fn pairable(ka: Kind, fa: Filter, kb: Kind, fb: Filter) -> bool {
     (ka == Kind::Dynamic || kb == Kind::Dynamic) && fa.accepts(fb)
@@ -107,9 +126,15 @@ pub(crate) struct Store<const D: usize> {
     /// `filtered` falls to 0 only once these pay for growing it again (see
     /// [`Store::set_filter`]).
     pub(crate) filter_changes: usize,
-    /// Live static and dynamic objects.
+    /// Live static objects, live moving (dynamic and kinematic) objects, and the kinematic
+    /// ones among the moving.
     pub(crate) statics: usize,
-    pub(crate) dynamics: usize,
+    pub(crate) moving: usize,
+    pub(crate) kinematics: usize,
+    /// The user data of the first `data.len()` slots; every slot past it has 0 (stored
+    /// only up to the last slot given other data).
+    /// INVARIANT: `data.len() <= len()`.
+    pub(crate) data: Vec<u64>,
     /// The state as of the last update of each changed slot.
     /// INVARIANT: `before[i]` is the snapshot of slot `dirty.list()[i]`.
     pub(crate) before: Vec<Snapshot<D>>,
@@ -185,17 +210,37 @@ impl<const D: usize> Store<D> {
         }
     }
 
-    /// Counts a live object of kind `k` in (`add`) or out.
-    pub(crate) fn count(&mut self, k: Kind, add: bool) {
-        let c = match k {
-            Kind::Static => &mut self.statics,
-            Kind::Dynamic => &mut self.dynamics,
-        };
-        if add {
-            *c += 1;
-        } else {
-            *c -= 1;
+    /// Counts `n` live objects of kind `k` in (`add`) or out.
+    pub(crate) fn count(&mut self, k: Kind, n: usize, add: bool) {
+        let bump = |c: &mut usize| if add { *c += n } else { *c -= n };
+        match k {
+            Kind::Static => bump(&mut self.statics),
+            Kind::Kinematic => {
+                bump(&mut self.moving);
+                bump(&mut self.kinematics);
+            }
+            Kind::Dynamic => bump(&mut self.moving),
         }
+    }
+
+    /// Slot `s`'s user data (0 past the stored prefix).
+    #[inline]
+    pub(crate) fn user_data(&self, s: usize) -> u64 {
+        self.data.get(s).copied().unwrap_or(0)
+    }
+
+    /// Sets slot `s`'s user data; the stored prefix grows (by at least an eighth) only
+    /// where data other than 0 is set past it.
+    pub(crate) fn set_user_data(&mut self, s: usize, d: u64) {
+        if s >= self.data.len() {
+            if d == 0 {
+                return;
+            }
+            let more = s + 1 - self.data.len();
+            super::reserve_slack(&mut self.data, more);
+            self.data.resize(s + 1, 0);
+        }
+        self.data[s] = d;
     }
 
     /// Heap bytes held, from capacities.
@@ -204,6 +249,7 @@ impl<const D: usize> Store<D> {
         self.boxes.capacity() * size_of::<Aabb<D>>()
             + self.kinds.capacity() * size_of::<Kind>()
             + self.filters.capacity() * size_of::<Filter>()
+            + self.data.capacity() * size_of::<u64>()
             + self.before.capacity() * size_of::<Snapshot<D>>()
     }
 }

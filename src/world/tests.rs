@@ -66,7 +66,8 @@ fn the_slot_limit_is_too_many_boxes() {
     assert_eq!(w.len(), 2);
     w.validate().unwrap();
     assert_eq!(w.extend(&[sq(0.0, 0.0, 1.0)], Kind::Dynamic).unwrap()[0].index(), 0);
-    assert_eq!(w.update().unwrap().added.len(), 3);
+    w.update().unwrap();
+    assert_eq!(w.events().added.len(), 3);
     w.validate().unwrap();
 }
 
@@ -82,7 +83,8 @@ fn pending_changes_leave_pairs_as_of_the_last_update() {
     assert_eq!(w.pairs(), &[[a, b]]);
     assert_eq!(w.dirty.list(), &[b.index()], "one snapshot a slot, however often it changed");
     w.validate().unwrap();
-    let ev = w.update().unwrap();
+    w.update().unwrap();
+    let ev = w.events();
     assert_eq!((ev.removed, ev.added), (&[[a, b]][..], &[[a, c]][..]));
     assert_eq!(w.stats().moved, 1);
     assert!(w.dirty.is_empty() && w.store.before.is_empty());
@@ -379,7 +381,7 @@ fn filters_are_stored_only_while_some_object_has_one() {
     settle(&mut w, &objs, "reinserted");
     w.remove(h).unwrap();
     let f = Filter { membership: 4, mask: 4 };
-    let h = w.insert_with(boxes[202], Kind::Dynamic, f).unwrap();
+    let h = w.insert_with(boxes[202], Kind::Dynamic, f, 0).unwrap();
     assert_eq!((h.index(), w.store.filter(202), w.store.filtered), (202, f, 3));
     objs[202] = (h, boxes[202], Kind::Dynamic, f);
     settle(&mut w, &objs, "reinserted with a filter");

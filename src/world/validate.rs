@@ -71,7 +71,7 @@ impl<const D: usize> World<D> {
             st.filters.len()
         );
         ensure!(n <= sl.limit as usize, "{n} slots, more than the limit {}", sl.limit);
-        let (mut live, mut statics, mut dynamics, mut retired) = (0, 0, 0, 0);
+        let (mut live, mut statics, mut moving, mut kinematics, mut retired) = (0, 0, 0, 0, 0);
         for s in 0..n {
             if sl.alive[s] {
                 live += 1;
@@ -79,7 +79,11 @@ impl<const D: usize> World<D> {
                 ensure!(st.boxes[s].is_valid(), "live slot {s} has an invalid box {:?}", st.boxes[s]);
                 match st.kinds[s] {
                     super::Kind::Static => statics += 1,
-                    super::Kind::Dynamic => dynamics += 1,
+                    super::Kind::Kinematic => {
+                        moving += 1;
+                        kinematics += 1;
+                    }
+                    super::Kind::Dynamic => moving += 1,
                 }
             } else {
                 ensure!(
@@ -97,11 +101,14 @@ impl<const D: usize> World<D> {
         let filtered = st.filters.iter().filter(|&&f| f != super::Filter::default()).count();
         ensure!(filtered == st.filtered, "{filtered} slots with a filter, counted {}", st.filtered);
         ensure!(
-            statics == st.statics && dynamics == st.dynamics,
-            "{statics} static and {dynamics} dynamic objects, counted {} and {}",
+            statics == st.statics && moving == st.moving && kinematics == st.kinematics,
+            "{statics} static, {moving} moving and {kinematics} kinematic objects, counted {}, {} and {}",
             st.statics,
-            st.dynamics
+            st.moving,
+            st.kinematics
         );
+        ensure!(st.data.len() <= n, "user data for {} of {n} slots", st.data.len());
+        ensure!((0..n).all(|s| sl.alive[s] || st.user_data(s) == 0), "a dead slot has user data");
         let mut seen = vec![false; n];
         for (i, &s) in sl.free.iter().enumerate() {
             let su = s as usize;

@@ -15,5 +15,6 @@ mod queries;
 mod rdc;
 mod subnormal;
 mod world;
+mod world_api;
 mod world_failures;
 mod world_motion;

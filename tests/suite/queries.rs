@@ -78,8 +78,8 @@ fn run<const D: usize>(seed: u64, config: Config<D>, huge: bool, ops: usize, t: 
             0..=14 => {
                 let (b, k) = (any_box(&mut r, &live, huge), model::kind(&mut r));
                 let f = if op < 7 { Filter::default() } else { model::filter(&mut r) };
-                let h = if op < 7 { w.insert(b, k) } else { w.insert_with(b, k, f) };
-                m.insert(h.unwrap_or_else(|e| panic!("{ctx}: insert: {e}")), b, k, f);
+                let h = if op < 7 { w.insert(b, k) } else { w.insert_with(b, k, f, 0) };
+                m.insert(h.unwrap_or_else(|e| panic!("{ctx}: insert: {e}")), b, k, f, 0);
             }
             15..=21 => {
                 let n = if r.chance(0.1) { 100 } else { r.below(30) };
@@ -87,7 +87,7 @@ fn run<const D: usize>(seed: u64, config: Config<D>, huge: bool, ops: usize, t: 
                 let k = model::kind(&mut r);
                 let hs = w.extend(&boxes, k).unwrap_or_else(|e| panic!("{ctx}: extend: {e}"));
                 for (h, b) in hs.into_iter().zip(boxes) {
-                    m.insert(h, b, k, Filter::default());
+                    m.insert(h, b, k, Filter::default(), 0);
                 }
             }
             22..=41 if !live.is_empty() => {
@@ -175,7 +175,7 @@ fn big_world<const D: usize>(seed: u64) -> (World<D>, Vec<Obj<D>>, Vec<Aabb<D>>,
     for k in [Kind::Static, Kind::Dynamic] {
         let boxes: Vec<Aabb<D>> = (0..1500).map(|_| gen(&mut r)).collect();
         for (h, b) in w.extend(&boxes, k).unwrap().into_iter().zip(boxes) {
-            m.insert(h, b, k, Filter::default());
+            m.insert(h, b, k, Filter::default(), 0);
         }
     }
     w.update().unwrap();
@@ -201,7 +201,7 @@ fn big_world<const D: usize>(seed: u64) -> (World<D>, Vec<Obj<D>>, Vec<Aabb<D>>,
     }
     for _ in 0..100 {
         let (b, f) = (gen(&mut r), model::filter(&mut r));
-        m.insert(w.insert_with(b, Kind::Dynamic, f).unwrap(), b, Kind::Dynamic, f);
+        m.insert(w.insert_with(b, Kind::Dynamic, f, 0).unwrap(), b, Kind::Dynamic, f, 0);
     }
     w.validate().unwrap();
     let objs = m.live();

@@ -39,7 +39,7 @@ impl<const D: usize> Run<D> {
 
     fn insert(&mut self, b: Aabb<D>, k: Kind) -> Handle {
         let h = self.w.insert(b, k).unwrap_or_else(|e| panic!("{}: insert {b:?}: {e}", self.ctx));
-        self.m.insert(h, b, k, Filter::default());
+        self.m.insert(h, b, k, Filter::default(), 0);
         self.calm();
         h
     }

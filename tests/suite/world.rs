@@ -39,20 +39,21 @@ fn run_model<const D: usize>(seed: u64, margin: f32, ops: usize, foreign: Handle
                 let (b, problem) =
                     if bad { invalid_box(&mut r) } else { (valid_box(&mut r, &live), BoxProblem::NaN) };
                 let (k, f) = (kind(&mut r), if op < 12 { Filter::default() } else { filter(&mut r) });
-                let got = if op < 12 { w.insert(b, k) } else { w.insert_with(b, k, f) };
+                let d = if op < 12 { 0 } else { data(&mut r) };
+                let got = if op < 12 { w.insert(b, k) } else { w.insert_with(b, k, f, d) };
                 expected = if bad { Err(Error::InvalidBox { index: 0, problem }) } else { Ok(()) };
                 result = got.map(|h| {
                     if freed_in_frame.contains(&h.index()) {
                         seen.reused_in_frame += 1;
                     }
-                    m.insert(h, b, k, f);
+                    m.insert(h, b, k, f, d);
                 });
             }
-            // extend, with at most one bad box
+            // extend / extend_with, with at most one bad box (or data of the wrong length)
             25..=31 => {
                 let n = r.below(6);
                 let mut boxes: Vec<Aabb<D>> = (0..n).map(|_| valid_box(&mut r, &live)).collect();
-                expected = if n > 0 && r.chance(0.2) {
+                let mut want = if n > 0 && r.chance(0.2) {
                     let at = r.below(n);
                     let (b, problem) = invalid_box(&mut r);
                     boxes[at] = b;
@@ -62,10 +63,26 @@ fn run_model<const D: usize>(seed: u64, margin: f32, ops: usize, foreign: Handle
                     Ok(())
                 };
                 let k = kind(&mut r);
-                result = w.extend(&boxes, k).map(|hs| {
+                let with = r.chance(0.5);
+                let f = if with { filter(&mut r) } else { Filter::default() };
+                let mut ds: Vec<u64> =
+                    if with && r.chance(0.7) { (0..n).map(|_| data(&mut r)).collect() } else { Vec::new() };
+                if with && r.chance(0.05) {
+                    ds.push(7);
+                    if ds.len() != n {
+                        let index = ds.len().min(n);
+                        want = Err(Error::InvalidQuery {
+                            index,
+                            reason: "user data neither empty nor one a box",
+                        });
+                    }
+                }
+                expected = want;
+                let got = if with { w.extend_with(&boxes, k, f, &ds) } else { w.extend(&boxes, k) };
+                result = got.map(|hs| {
                     assert_eq!(hs.len(), boxes.len(), "{ctx}: extend handles");
-                    for (h, b) in hs.into_iter().zip(boxes) {
-                        m.insert(h, b, k, Filter::default());
+                    for (i, (h, b)) in hs.into_iter().zip(boxes).enumerate() {
+                        m.insert(h, b, k, f, ds.get(i).copied().unwrap_or(0));
                     }
                 });
             }
@@ -130,8 +147,29 @@ fn run_model<const D: usize>(seed: u64, margin: f32, ops: usize, foreign: Handle
                     m.get_mut(h).kind = k;
                 }
             }
+            // set_user_data, and now and then clear
+            70..=71 => {
+                if r.chance(0.03) {
+                    w.clear();
+                    for o in m.live() {
+                        m.remove(o.h);
+                        dead.push(o.h);
+                        freed_in_frame.push(o.h.index());
+                    }
+                    expected = Ok(());
+                    result = Ok(());
+                } else {
+                    let (h, ok_h) = some_handle(&mut r, &m, &dead, foreign, 0.1);
+                    let d = data(&mut r);
+                    expected = if ok_h { Ok(()) } else { Err(Error::StaleHandle { handle: h.raw() }) };
+                    result = w.set_user_data(h, d);
+                    if result.is_ok() {
+                        m.get_mut(h).data = d;
+                    }
+                }
+            }
             // set_filter
-            70..=75 => {
+            72..=75 => {
                 let (h, ok_h) = some_handle(&mut r, &m, &dead, foreign, 0.1);
                 let f = filter(&mut r);
                 expected = if ok_h { Ok(()) } else { Err(Error::StaleHandle { handle: h.raw() }) };
@@ -164,7 +202,8 @@ fn run_model<const D: usize>(seed: u64, margin: f32, ops: usize, foreign: Handle
                 freed_in_frame.clear();
                 // At once again: nothing changed, nothing reported.
                 if r.chance(0.2) {
-                    let ev = w.update().expect("quiet update");
+                    w.update().expect("quiet update");
+                    let ev = w.events();
                     assert!(ev.is_empty(), "{ctx}: a quiet update reported {ev:?}");
                     assert_eq!(w.stats().moved, 0, "{ctx}: a quiet update moved objects");
                     assert_eq!(w.pairs(), m.last.as_slice(), "{ctx}: pairs after a quiet update");
@@ -227,7 +266,8 @@ fn first_update_reports_every_pair_as_added() {
         .extend(&[sq(0.0, 0.0, 1.0), sq(0.5, 0.5, 1.0), sq(1.5, 1.5, 1.0), sq(9.0, 9.0, 1.0)], Kind::Dynamic)
         .unwrap();
     assert!(w.pairs().is_empty(), "no pairs before the first update");
-    let ev = w.update().unwrap();
+    w.update().unwrap();
+    let ev = w.events();
     let want = vec![[hs[0], hs[1]], [hs[1], hs[2]]];
     assert_eq!(ev.added, want.as_slice());
     assert!(ev.removed.is_empty());
@@ -249,7 +289,8 @@ fn remove_reports_the_old_handle_and_reuse_gives_a_new_generation() {
     assert_eq!(d.index(), a.index(), "LIFO reuse");
     assert!(d.generation() > a.generation());
     assert_eq!(w.pairs(), &[[a, b]], "pairs() names the last update's objects");
-    let ev = w.update().unwrap();
+    w.update().unwrap();
+    let ev = w.events();
     assert_eq!(ev.removed, &[[a, b]]);
     assert_eq!(ev.added, &[[d, b]]);
     assert_eq!(w.pairs(), &[[d, b]]);
@@ -270,11 +311,13 @@ fn static_static_is_never_paired() {
     assert_eq!(w.pairs(), &[[s[0], d], [s[1], d], [s[2], d]]);
     // Dynamic to static: its pairs with the statics end.
     w.set_kind(d, Kind::Static).unwrap();
-    assert_eq!(w.update().unwrap().removed.len(), 3);
+    w.update().unwrap();
+    assert_eq!(w.events().removed.len(), 3);
     assert!(w.pairs().is_empty());
     // A static made dynamic pairs with every other.
     w.set_kind(s[1], Kind::Dynamic).unwrap();
-    assert_eq!(w.update().unwrap().added, &[[s[0], s[1]], [s[1], s[2]], [s[1], d]]);
+    w.update().unwrap();
+    assert_eq!(w.events().added, &[[s[0], s[1]], [s[1], s[2]], [s[1], d]]);
     assert_eq!((w.stats().statics, w.stats().dynamics), (3, 1));
     w.validate().unwrap();
 }
@@ -283,19 +326,21 @@ fn static_static_is_never_paired() {
 fn filters_need_both_directions() {
     let mut w = World2::new(Config::default()).unwrap();
     let b = sq(0.0, 0.0, 1.0);
-    let a = w.insert_with(b, Kind::Dynamic, Filter { membership: 1, mask: 2 }).unwrap();
-    let x = w.insert_with(b, Kind::Dynamic, Filter { membership: 2, mask: 1 }).unwrap();
-    let y = w.insert_with(b, Kind::Dynamic, Filter { membership: 2, mask: 2 }).unwrap();
+    let a = w.insert_with(b, Kind::Dynamic, Filter { membership: 1, mask: 2 }, 0).unwrap();
+    let x = w.insert_with(b, Kind::Dynamic, Filter { membership: 2, mask: 1 }, 0).unwrap();
+    let y = w.insert_with(b, Kind::Dynamic, Filter { membership: 2, mask: 2 }, 0).unwrap();
     let z = w.insert(b, Kind::Dynamic).unwrap();
     w.update().unwrap();
     // a-x: each mask holds the other's group; a-y: y's mask misses a; x-y: x's mask misses
     // y; z (every bit) pairs with all.
     assert_eq!(w.pairs(), &[[a, x], [a, z], [x, z], [y, z]]);
     w.set_filter(y, Filter { membership: 3, mask: 3 }).unwrap();
-    let ev = w.update().unwrap();
+    w.update().unwrap();
+    let ev = w.events();
     assert_eq!((ev.added, ev.removed), (&[[a, y], [x, y]][..], &[][..]));
     w.set_filter(z, Filter { membership: 0, mask: u32::MAX }).unwrap();
-    assert_eq!(w.update().unwrap().removed, &[[a, z], [x, z], [y, z]]);
+    w.update().unwrap();
+    assert_eq!(w.events().removed, &[[a, z], [x, z], [y, z]]);
     w.validate().unwrap();
 }
 
@@ -304,7 +349,8 @@ fn an_update_with_no_change_reports_nothing() {
     let mut w = World2::new(Config::default()).unwrap();
     let boxes: Vec<Aabb<2>> = (0..50).map(|i| sq(i as f32 * 0.5, 0.0, 1.0)).collect();
     let hs = w.extend(&boxes, Kind::Dynamic).unwrap();
-    assert_eq!(w.update().unwrap().added.len(), 49 + 48);
+    w.update().unwrap();
+    assert_eq!(w.events().added.len(), 49 + 48);
     let pairs = w.pairs().to_vec();
     for _ in 0..3 {
         assert!(w.update().unwrap().is_empty());
@@ -356,7 +402,8 @@ fn too_many_pairs_fails_the_update_and_keeps_the_changes() {
     assert!(w.pairs().is_empty());
     w.remove(hs[3]).unwrap();
     w.remove(hs[2]).unwrap();
-    assert_eq!(w.update().unwrap().added, &[[hs[0], hs[1]]]);
+    w.update().unwrap();
+    assert_eq!(w.events().added, &[[hs[0], hs[1]]]);
     w.validate().unwrap();
 }
 
@@ -399,7 +446,8 @@ fn scripted_bytes(seed: u64, config: Config<3>) -> Vec<u8> {
         for _ in 0..10 {
             w.set_kind(live[r.below(live.len())], kind(&mut r)).unwrap();
         }
-        let ev = w.update().unwrap();
+        w.update().unwrap();
+        let ev = w.events();
         put(ev.added, &mut out);
         put(ev.removed, &mut out);
         put(w.pairs(), &mut out);

@@ -79,7 +79,8 @@ fn run<const D: usize>(
     for f in 0..frames {
         step(&mut r, &mut w, &mut objs, f);
         let want = brute(&objs, margin);
-        let ev = w.update().unwrap_or_else(|e| panic!("seed {seed} frame {f}: {e}"));
+        w.update().unwrap_or_else(|e| panic!("seed {seed} frame {f}: {e}"));
+        let ev = w.events();
         let added: Vec<_> = want.iter().filter(|p| last.binary_search(p).is_err()).copied().collect();
         let removed: Vec<_> = last.iter().filter(|p| want.binary_search(p).is_err()).copied().collect();
         assert_eq!(ev.added, added.as_slice(), "seed {seed} {D}D frame {f}: added");

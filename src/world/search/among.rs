@@ -37,7 +37,7 @@ fn pairs_in<const D: usize>(state: &impl Fn(usize) -> Snapshot<D>) -> impl Fn(u3
 
 /// One pair search among the changed objects in one state (as they were, or as they
 /// are): their live boxes, each one's position in the dirty list, and their pairs.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Among<const D: usize> {
     boxes: Vec<Aabb<D>>,
     at: Vec<u32>,

@@ -33,7 +33,7 @@ pub(crate) fn is_whole(changed: usize, live: usize) -> bool {
 }
 
 /// The costs seen so far and the frame in flight (module docs).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Cost {
     /// Seconds a whole frame took a live object, and a walk frame a changed object.
     whole: Option<f64>,

@@ -41,7 +41,7 @@ struct Head {
 }
 
 /// The dynamic leaves' lists (module docs).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct LeafLists<const D: usize> {
     heads: Vec<Head>,
     /// Each leaf's mark: `generation` (valid), `generation | CROWDED`, or other (stale).

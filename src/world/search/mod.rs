@@ -108,7 +108,7 @@ fn far<const D: usize>(a: &Aabb<D>, b: &Aabb<D>) -> bool {
 
 /// What a chunk of walks produces: its old and new pairs, and the static lists it made
 /// (`fresh`: leaf position, start in `lists`, length, the fat box they were taken for).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Part<const D: usize> {
     old: Vec<[Handle; 2]>,
     new: Vec<[Handle; 2]>,
@@ -189,7 +189,7 @@ const EXTRA: u32 = u32::MAX - 1;
 const CHUNK: usize = 64;
 
 /// The trees and maps of the search (module docs).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct Search<const D: usize> {
     /// The static tree, with the static objects changed since it was built.
     statics: Statics<D>,

@@ -49,7 +49,7 @@ pub(super) enum Stale {
 }
 
 /// The static tree, its masked leaves, and the changed objects beside it (module docs).
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(super) struct Statics<const D: usize> {
     /// The tree; its ids are the objects' slots.
     tree: Bvh<D>,
@@ -142,7 +142,7 @@ impl<const D: usize> Statics<D> {
             // world's build costs about one search of every box, but where no object is
             // dynamic: then no frame walks the tree, and it serves queries alone (a level
             // or a map loaded for lookups).
-            self.build(slots, store, margin, store.dynamics == 0, frame);
+            self.build(slots, store, margin, store.moving == 0, frame);
             self.unsettled = true;
             return Stale::All;
         }

@@ -16,7 +16,7 @@
 use super::statics::{Stale, Statics};
 use super::{far, fat, holds, tree_margin, Near, Search, EXTRA, EXTRAS_MIN, NONE, REBUILD_SHARE, SAH_FRAMES};
 use crate::world::store::Store;
-use crate::world::{dirty::Dirty, handle::Slots, Kind};
+use crate::world::{dirty::Dirty, handle::Slots};
 use rayon::prelude::*;
 use std::ops::ControlFlow;
 use std::time::Instant;
@@ -26,8 +26,8 @@ impl<const D: usize> Search<D> {
     /// given state, so a frame that fails after it and is retried does it again safely.
     pub(super) fn upkeep(&mut self, slots: &Slots, store: &Store<D>, dirty: &Dirty, margin: f32) {
         let list = dirty.list();
-        let live_dynamic = |s: u32| slots.alive[s as usize] && store.kinds[s as usize] == Kind::Dynamic;
-        self.clean_dynamics = store.dynamics - list.iter().filter(|&&s| live_dynamic(s)).count();
+        let live_dynamic = |s: u32| slots.alive[s as usize] && store.kinds[s as usize].moves();
+        self.clean_dynamics = store.moving - list.iter().filter(|&&s| live_dynamic(s)).count();
         match self.statics.upkeep(slots, store, dirty, margin, self.frames) {
             Stale::All => self.stale_static_lists(),
             Stale::Near => self.arena_live -= stale_lists_near(&mut self.near, &self.statics),
@@ -229,7 +229,7 @@ impl<const D: usize> Search<D> {
         self.gather.clear();
         self.gather_slots.clear();
         for (s, &alive) in slots.alive.iter().enumerate() {
-            if alive && store.kinds[s] == Kind::Dynamic {
+            if alive && store.kinds[s].moves() {
                 self.gather.push(fat(&store.boxes[s], margin));
                 self.gather_slots.push(s as u32);
             }

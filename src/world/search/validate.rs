@@ -5,7 +5,7 @@
 
 use super::listed::{Entry, Grid};
 use super::{holds, Search, EXTRA, NONE};
-use crate::world::{handle::Slots, store::Store, Kind};
+use crate::world::{handle::Slots, store::Store};
 use crate::Error;
 use std::ops::ControlFlow;
 
@@ -18,11 +18,10 @@ impl<const D: usize> Search<D> {
         let bad = |detail: String| Err(Error::Invariant { detail: format!("world search: {detail}") });
         self.statics.validate(slots, store, margin)?;
         self.dynamics.validate()?;
-        let live = |s: usize, k: Kind| slots.alive[s] && store.kinds[s] == k;
         if !self.dynamic_built {
             return Ok(());
         }
-        for s in (0..store.len()).filter(|&s| live(s, Kind::Dynamic)) {
+        for s in (0..store.len()).filter(|&s| slots.alive[s] && store.kinds[s].moves()) {
             let b = store.boxes[s].grown(margin);
             let t = store.boxes[s].grown(super::tree_margin(margin));
             match self.slot_pos.get(s).copied().unwrap_or(NONE) {

@@ -36,6 +36,19 @@ pub(super) struct Frame<'a, const D: usize> {
     pub(super) margin: f32,
 }
 
+impl<const D: usize> Frame<'_, D> {
+    /// The kind of clean object `y` of the dynamic tree: dynamic, unless some object is
+    /// kinematic (then as stored; a clean object's kind is the same then and now).
+    #[inline(always)]
+    fn moving_kind(&self, y: u32) -> Kind {
+        if self.store.kinematics == 0 {
+            Kind::Dynamic
+        } else {
+            self.store.kinds[y as usize]
+        }
+    }
+}
+
 /// A changed object as its walks see it: its slot, its states then and now (and their
 /// boxes grown by the margin), and the region its walks cover (the union of both boxes).
 #[derive(Clone, Copy, Debug)]
@@ -220,7 +233,7 @@ impl<const D: usize> Search<D> {
         let _ = self.extra_tree.query(&m.region, |q| {
             let y = self.extras[self.extra_tree.ids[q] as usize];
             let g = f.store.boxes[y as usize].grown(f.margin);
-            m.meet(y, &g, Kind::Dynamic, f, &mut part.old, &mut part.new);
+            m.meet(y, &g, f.moving_kind(y), f, &mut part.old, &mut part.new);
             ControlFlow::Continue(())
         });
         // Where every dynamic object changed, the tree holds none to meet.
@@ -276,7 +289,7 @@ impl<const D: usize> Search<D> {
         let mut meet = |q: usize| {
             let y = self.pos_slot[q];
             if y != NONE {
-                m.meet(y, &self.leaf_box[q], Kind::Dynamic, f, old, new);
+                m.meet(y, &self.leaf_box[q], f.moving_kind(y), f, old, new);
             }
         };
         // The leaf whose list serves: one that holds the region, is not crowded, and has a

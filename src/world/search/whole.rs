@@ -24,7 +24,7 @@ use super::{is_whole, pair, Search, NONE};
 use crate::kernels::pair_sort::PairBudget;
 use crate::world::pairs::PairStore;
 use crate::world::store::{pairable, Store};
-use crate::world::{dirty::Dirty, handle::Slots, Handle, Kind};
+use crate::world::{dirty::Dirty, handle::Slots, Handle};
 use crate::{Aabb, Broadphase, Error};
 use rayon::prelude::*;
 use std::time::Instant;
@@ -80,7 +80,7 @@ impl<const D: usize> Search<D> {
         let margin = finder.config().margin;
         let by_tree = self.statics.settled() && margin >= 0.0;
         gather_live(slots, store, !by_tree, &mut self.gather_counts, &mut self.gather, &mut self.gather_ids);
-        let (dynamics, statics) = self.gather.split_at(store.dynamics);
+        let (dynamics, statics) = self.gather.split_at(store.moving);
         let ids = &self.gather_ids;
         let mut emit = |found: &[[u32; 2]],
                         slots_of: &(dyn Fn([u32; 2]) -> (u32, u32) + Sync)|
@@ -88,7 +88,7 @@ impl<const D: usize> Search<D> {
             new.try_reserve(found.len()).map_err(|_| Error::OutOfMemory { pairs: found.len() })?;
             let name =
                 |(a, b): (u32, u32)| pair(a, slots.generations[a as usize], b, slots.generations[b as usize]);
-            if store.filtered == 0 {
+            if store.filtered == 0 && store.kinematics == 0 {
                 // Every pair found has a dynamic member, and every filter is the default:
                 // each is kept, so they are named in parallel, in order.
                 new.par_extend(found.par_iter().map(|&p| name(slots_of(p))));
@@ -151,13 +151,14 @@ fn gather_live<const D: usize>(
     ids: &mut Vec<u32>,
 ) {
     let n = store.len();
-    let is = |s: usize, k: Kind| slots.alive[s] && store.kinds[s] == k;
+    // Group 0: the moving objects (dynamic and kinematic); group 1: the static ones.
+    let is = |s: usize, k: usize| slots.alive[s] && store.kinds[s].moves() == (k == 0);
     counts.clear();
     counts.resize(n.div_ceil(GATHER_CHUNK), [0; 2]);
     counts.par_iter_mut().enumerate().for_each(|(c, count)| {
         for s in c * GATHER_CHUNK..((c + 1) * GATHER_CHUNK).min(n) {
-            count[0] += is(s, Kind::Dynamic) as usize;
-            count[1] += (with_statics && is(s, Kind::Static)) as usize;
+            count[0] += is(s, 0) as usize;
+            count[1] += (with_statics && is(s, 1)) as usize;
         }
     });
     let (dynamics, statics) = counts.iter().fold((0, 0), |(d, s), c| (d + c[0], s + c[1]));
@@ -170,12 +171,14 @@ fn gather_live<const D: usize>(
     fill(0..counts.len(), counts, out, &|c, out: Out<'_, D>| {
         let mut at = [0usize; 2];
         for s in c * GATHER_CHUNK..((c + 1) * GATHER_CHUNK).min(n) {
-            for (k, kind) in [Kind::Dynamic, Kind::Static].into_iter().enumerate() {
-                if is(s, kind) && (k == 0 || with_statics) {
-                    out.boxes[k][at[k]] = store.boxes[s];
-                    out.ids[k][at[k]] = s as u32;
-                    at[k] += 1;
-                }
+            if !slots.alive[s] {
+                continue;
+            }
+            let k = !store.kinds[s].moves() as usize;
+            if k == 0 || with_statics {
+                out.boxes[k][at[k]] = store.boxes[s];
+                out.ids[k][at[k]] = s as u32;
+                at[k] += 1;
             }
         }
     });

@@ -35,7 +35,7 @@ fn build<const D: usize>(
         for (i, (h, b)) in w.extend(&boxes, Kind::Dynamic).unwrap().into_iter().zip(boxes).enumerate() {
             let kind = if i % 2 == 0 { Kind::Static } else { Kind::Dynamic };
             w.set_kind(h, kind).unwrap();
-            all.push(Obj { h, aabb: b, kind, filter: Filter::default() });
+            all.push(Obj { h, aabb: b, kind, filter: Filter::default(), data: 0 });
         }
         w.update().unwrap();
     }
@@ -59,6 +59,7 @@ fn build<const D: usize>(
         aabb,
         kind,
         filter: Filter::default(),
+        data: 0,
     }));
     (w, hs, all)
 }
@@ -387,8 +388,8 @@ fn identical_boxes_tie_by_handle() {
 fn select_and_filter_pick_the_right_objects() {
     let b = Aabb::new([0.0; 2], [1.0; 2]);
     let mut w = World::<2>::new(Config::default()).unwrap();
-    let s = w.insert_with(b, Kind::Static, Filter { membership: 1, mask: 1 }).unwrap();
-    let d = w.insert_with(b, Kind::Dynamic, Filter { membership: 2, mask: 3 }).unwrap();
+    let s = w.insert_with(b, Kind::Static, Filter { membership: 1, mask: 1 }, 0).unwrap();
+    let d = w.insert_with(b, Kind::Dynamic, Filter { membership: 2, mask: 3 }, 0).unwrap();
     let a = w.insert(b, Kind::Dynamic).unwrap();
     for update in [false, true] {
         if update {

@@ -146,7 +146,7 @@ fn build_fuzz_world() -> (World3, Vec<Obj<3>>) {
     let mut m = Model::<3>::new(0.1);
     for i in 0..300 {
         let (b, k, f) = (any_box(&mut r, &m.live(), true), model::kind(&mut r), model::filter(&mut r));
-        m.insert(w.insert_with(b, k, f).unwrap(), b, k, f);
+        m.insert(w.insert_with(b, k, f, 0).unwrap(), b, k, f, 0);
         if i == 200 {
             w.update().unwrap();
         }

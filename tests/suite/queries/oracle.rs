@@ -22,7 +22,7 @@ pub fn selects(select: Select, k: Kind) -> bool {
     match select {
         Select::All => true,
         Select::Static => k == Kind::Static,
-        Select::Dynamic => k == Kind::Dynamic,
+        Select::Dynamic => k != Kind::Static,
     }
 }
 

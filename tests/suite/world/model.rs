@@ -20,6 +20,7 @@ pub struct Obj<const D: usize> {
     pub aabb: Aabb<D>,
     pub kind: Kind,
     pub filter: Filter,
+    pub data: u64,
 }
 
 /// The world as the contract describes it: live objects by slot, the generation each slot
@@ -30,11 +31,20 @@ pub struct Model<const D: usize> {
     pub next_gen: Vec<u32>,
     pub free: Vec<u32>,
     pub last: Vec<Pair>,
+    /// The objects removed since the last update: handle, kind, user data.
+    pub departing: Vec<(Handle, Kind, u64)>,
 }
 
 impl<const D: usize> Model<D> {
     pub fn new(margin: f32) -> Self {
-        Self { margin, slots: Vec::new(), next_gen: Vec::new(), free: Vec::new(), last: Vec::new() }
+        Self {
+            margin,
+            slots: Vec::new(),
+            next_gen: Vec::new(),
+            free: Vec::new(),
+            last: Vec::new(),
+            departing: Vec::new(),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -53,14 +63,14 @@ impl<const D: usize> Model<D> {
         }
     }
 
-    pub fn insert(&mut self, h: Handle, aabb: Aabb<D>, kind: Kind, filter: Filter) {
+    pub fn insert(&mut self, h: Handle, aabb: Aabb<D>, kind: Kind, filter: Filter, data: u64) {
         let (s, g) = self.next_handle();
         assert_eq!((h.index(), h.generation()), (s, g), "insert took the wrong slot or generation");
         if self.free.pop().is_none() {
             self.slots.push(None);
             self.next_gen.push(0);
         }
-        self.slots[s as usize] = Some(Obj { h, aabb, kind, filter });
+        self.slots[s as usize] = Some(Obj { h, aabb, kind, filter, data });
     }
 
     pub fn get_mut(&mut self, h: Handle) -> &mut Obj<D> {
@@ -74,6 +84,8 @@ impl<const D: usize> Model<D> {
     pub fn remove(&mut self, h: Handle) {
         let s = h.index() as usize;
         assert!(self.is_live(h));
+        let o = self.slots[s].expect("live");
+        self.departing.push((h, o.kind, o.data));
         self.slots[s] = None;
         self.next_gen[s] = h.generation() + 1;
         self.free.push(s as u32);
@@ -118,10 +130,23 @@ pub fn check_calm<const D: usize>(ctx: &str, w: &World<D>, m: &Model<D>, dead: &
         assert!(w.contains(o.h), "{ctx}: {:?} not contained", o.h);
         let got = w.aabb(o.h).unwrap_or_else(|e| panic!("{ctx}: aabb({:?}): {e}", o.h));
         assert_eq!(bytemuck::bytes_of(&got), bytemuck::bytes_of(&o.aabb), "{ctx}: box of {:?}", o.h);
+        assert_eq!(w.kind(o.h), Ok(o.kind), "{ctx}: kind of {:?}", o.h);
+        assert_eq!(w.filter(o.h), Ok(o.filter), "{ctx}: filter of {:?}", o.h);
+        assert_eq!(w.user_data(o.h), Ok(o.data), "{ctx}: user data of {:?}", o.h);
     }
+    let listed: Vec<(Handle, Kind, Filter, u64)> =
+        w.iter().map(|o| (o.handle, o.kind, o.filter, o.user_data)).collect();
+    let want: Vec<(Handle, Kind, Filter, u64)> =
+        m.live().iter().map(|o| (o.h, o.kind, o.filter, o.data)).collect();
+    assert_eq!(listed, want, "{ctx}: iter");
     for &h in dead.iter().rev().take(4) {
         assert!(!w.contains(h), "{ctx}: removed {h:?} still contained");
         assert_eq!(w.aabb(h), Err(Error::StaleHandle { handle: h.raw() }), "{ctx}: aabb of removed {h:?}");
+        assert_eq!(
+            w.user_data(h),
+            Err(Error::StaleHandle { handle: h.raw() }),
+            "{ctx}: data of removed {h:?}"
+        );
     }
 }
 
@@ -130,14 +155,32 @@ pub fn check_calm<const D: usize>(ctx: &str, w: &World<D>, m: &Model<D>, dead: &
 /// between updates, with changes pending.
 pub fn check_update<const D: usize>(ctx: &str, w: &mut World<D>, m: &mut Model<D>, look: bool) {
     let want = m.pairs();
-    let ev = w.update().unwrap_or_else(|e| panic!("{ctx}: update: {e}"));
+    w.update().unwrap_or_else(|e| panic!("{ctx}: update: {e}"));
+    let ev = w.events();
     let (added, removed) = (ev.added.to_vec(), ev.removed.to_vec());
     assert_eq!(removed, minus(&m.last, &want), "{ctx}: removed events");
     assert_eq!(added, minus(&want, &m.last), "{ctx}: added events");
+    // The objects removed, sorted by handle, and every handle an event names has its data.
+    let mut departing = std::mem::take(&mut m.departing);
+    departing.sort();
+    let departed: Vec<(Handle, Kind, u64)> =
+        ev.departed.iter().map(|d| (d.handle, d.kind, d.user_data)).collect();
+    assert_eq!(departed, departing, "{ctx}: departed");
+    for &h in added.iter().chain(&removed).flatten() {
+        let data = m.slots[h.index() as usize]
+            .filter(|o| o.h == h)
+            .map(|o| o.data)
+            .or_else(|| departing.iter().find(|d| d.0 == h).map(|d| d.2));
+        assert_eq!(ev.user_data(h), data, "{ctx}: events' user data of {h:?}");
+    }
     let s = w.stats();
     assert_eq!((s.pairs, s.added, s.removed), (want.len(), added.len(), removed.len()), "{ctx}: stats");
-    let dynamics = m.live().iter().filter(|o| o.kind == Kind::Dynamic).count();
-    assert_eq!((s.statics, s.dynamics), (m.len() - dynamics, dynamics), "{ctx}: kind counts");
+    let count = |k: Kind| m.live().iter().filter(|o| o.kind == k).count();
+    assert_eq!(
+        (s.statics, s.kinematics, s.dynamics),
+        (count(Kind::Static), count(Kind::Kinematic), count(Kind::Dynamic)),
+        "{ctx}: kind counts"
+    );
     if look && w.pairs() != want.as_slice() {
         let got = w.pairs();
         let (miss, extra) = (minus(&want, got), minus(got, &want));
@@ -233,10 +276,19 @@ pub fn invalid_box<const D: usize>(r: &mut Rng) -> (Aabb<D>, BoxProblem) {
 }
 
 pub fn kind(r: &mut Rng) -> Kind {
-    if r.chance(0.6) {
-        Kind::Dynamic
+    match r.below(10) {
+        0..=5 => Kind::Dynamic,
+        6 => Kind::Kinematic,
+        _ => Kind::Static,
+    }
+}
+
+/// User data: 0 (the default) or any value.
+pub fn data(r: &mut Rng) -> u64 {
+    if r.chance(0.5) {
+        0
     } else {
-        Kind::Static
+        r.next_u64()
     }
 }
 
