@@ -2,7 +2,7 @@
 //! walks skip every changed object they meet, so these come from a pair search over the
 //! changed objects' boxes alone, once in each state.
 //!
-//! - Input: the dirty list and each changed slot's state then and now. Output: the pairs
+//! - Input: the changed list and each changed slot's state then and now. Output: the pairs
 //!   the kinds and filters allow, named by slot and generation, appended to `old` and
 //!   `new`.
 //! - Cost: up to [`AMONG_SWEEP_MAX`] changed objects, a sort and a sweep, O(c log c + k')
@@ -17,16 +17,17 @@
 
 use super::{pair, Search};
 use crate::algorithms::sap::Sorted;
-use crate::world::store::{pairable, Snapshot};
-use crate::world::Handle;
+use crate::world::store::{pairable, Snapshot, Store};
+use crate::world::{dirty::Dirty, handle::Slots, Handle};
 use crate::{Aabb, Broadphase, Error};
+use std::time::Instant;
 
 /// Up to this many changed objects, the pairs among them come from one sweep a state,
 /// each on one thread; above, from the one-shot finder, which also
 /// handles the layouts that make a sweep quadratic (long crossing boxes).
-pub(super) const AMONG_SWEEP_MAX: usize = 1 << 14;
+const AMONG_SWEEP_MAX: usize = 1 << 14;
 
-/// Whether the objects at positions `i` and `j` of the dirty list pair in the state
+/// Whether the objects at positions `i` and `j` of the changed list pair in the state
 /// `state` gives, kinds and filters alone.
 fn pairs_in<const D: usize>(state: &impl Fn(usize) -> Snapshot<D>) -> impl Fn(u32, u32) -> bool + '_ {
     move |i, j| {
@@ -36,7 +37,7 @@ fn pairs_in<const D: usize>(state: &impl Fn(usize) -> Snapshot<D>) -> impl Fn(u3
 }
 
 /// One pair search among the changed objects in one state (as they were, or as they
-/// are): their live boxes, each one's position in the dirty list, and their pairs.
+/// are): their live boxes, each one's position in the changed list, and their pairs.
 #[derive(Clone, Debug, Default)]
 pub(super) struct Among<const D: usize> {
     boxes: Vec<Aabb<D>>,
@@ -132,10 +133,32 @@ impl<const D: usize> Among<D> {
 }
 
 impl<const D: usize> Search<D> {
+    /// The pairs among the changed slots (`changed`) as they were, into `old`, and as they
+    /// are, into `new`: the frame's last stage. Timed as serial where each state is one
+    /// sweep.
+    pub(super) fn among(
+        &mut self,
+        slots: &Slots,
+        store: &Store<D>,
+        changed: &Dirty,
+        finder: &mut Broadphase<D>,
+        old: &mut Vec<[Handle; 2]>,
+        new: &mut Vec<[Handle; 2]>,
+    ) -> Result<(), Error> {
+        let list = changed.list();
+        let now = |i: usize| store.snapshot(slots, list[i] as usize);
+        let t = Instant::now();
+        let among = self.among_both(list, |i| store.before[i], now, finder, old, new);
+        if list.len() <= AMONG_SWEEP_MAX {
+            self.times.serial += t.elapsed();
+        }
+        among
+    }
+
     /// The pairs among the changed slots as they were (into `old`) and as they are (into
     /// `new`). Up to [`AMONG_SWEEP_MAX`] changed slots, both states are gathered, swept and
     /// named at once, each on one thread; above, each is one run of `finder`.
-    pub(super) fn among_both(
+    fn among_both(
         &mut self,
         list: &[u32],
         then: impl Fn(usize) -> Snapshot<D> + Sync,

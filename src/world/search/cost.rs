@@ -1,6 +1,6 @@
 //! The choice, each frame, between the walks of the changed objects and finding the frame
 //! whole ([`Search::whole`](super::Search)): a frame never costs much more than the
-//! one-shot finder over every live box, whatever moves how far.
+//! one-shot finder over every live box, however many objects change and how far.
 //!
 //! - Input: the changed and live object counts; after each frame, the time from the end
 //!   of the trees' upkeep to the end of the events' difference (what the two ways do

@@ -2,7 +2,7 @@
 //! or a ray enters. The caller adds the objects changed since the last update (which the
 //! trees do not know yet) and applies the kind and filter.
 //!
-//! - Input: a region or a [`RayTest`], which kinds to search, the dirty set, the store,
+//! - Input: a region or a [`RayTest`], which kinds to search, the changed set, the store,
 //!   the generations, the margin. Output: each clean live object of a selected kind whose
 //!   box (as set) the region meets or the ray enters, once, by slot and generation (a
 //!   static leaf's kept beside the tree), to a visitor.
@@ -13,7 +13,7 @@
 //!   store's box, by slot. A static leaf's id is its slot.
 //! - Cost: one walk of each selected tree, O(log n + candidates), plus the short list of
 //!   dynamic objects without a leaf. Where nothing changed since the last update the
-//!   dirty set is not read.
+//!   changed set is not read.
 //! - Threads: none (batches run queries in parallel above it). Allocation: none.
 //! - Source: the walks of [`crate::bvh`].
 
@@ -29,6 +29,7 @@ use std::ops::ControlFlow;
 pub(crate) struct Sight<'a, const D: usize> {
     pub(crate) statics: bool,
     pub(crate) dynamics: bool,
+    /// The objects changed since the last update (`world::dirty`).
     pub(crate) dirty: &'a Dirty,
     pub(crate) store: &'a Store<D>,
     /// Each slot's generation.
@@ -65,20 +66,21 @@ impl<const D: usize> Search<D> {
         }
         if at.dynamics {
             let exact = at.margin == 0.0;
-            self.dynamics.query(region, |p| {
-                let s = self.pos_slot[p];
+            let d = &self.dynamics;
+            d.tree.query(region, |p| {
+                let s = d.pos_slot[p];
                 if s == NONE || at.changed(s) {
                     return ControlFlow::Continue(());
                 }
-                let b = if exact { &self.leaf_box[p] } else { &boxes[s as usize] };
+                let b = if exact { &d.leaf_box[p] } else { &boxes[s as usize] };
                 if b.overlaps(region) {
                     visit(s, at.generations[s as usize])
                 } else {
                     ControlFlow::Continue(())
                 }
             })?;
-            self.extra_tree.query(region, |q| {
-                let s = self.extras[self.extra_tree.ids[q] as usize];
+            d.extra_tree.query(region, |q| {
+                let s = d.extras[d.extra_tree.ids[q] as usize];
                 if !at.changed(s) && boxes[s as usize].overlaps(region) {
                     visit(s, at.generations[s as usize])
                 } else {
@@ -114,19 +116,20 @@ impl<const D: usize> Search<D> {
         }
         if at.dynamics {
             let exact = at.margin == 0.0;
-            self.dynamics.cast(ray, cut, |p, _, cut| {
-                let s = self.pos_slot[p];
+            let d = &self.dynamics;
+            d.tree.cast(ray, cut, |p, _, cut| {
+                let s = d.pos_slot[p];
                 if s == NONE || at.changed(s) {
                     return ControlFlow::Continue(());
                 }
-                let b = if exact { &self.leaf_box[p] } else { &boxes[s as usize] };
+                let b = if exact { &d.leaf_box[p] } else { &boxes[s as usize] };
                 match ray.enters_box(b, *cut) {
                     Some(t) => visit(s, at.generations[s as usize], t, cut),
                     None => ControlFlow::Continue(()),
                 }
             })?;
-            self.extra_tree.cast(ray, cut, |q, _, cut| {
-                let s = self.extras[self.extra_tree.ids[q] as usize];
+            d.extra_tree.cast(ray, cut, |q, _, cut| {
+                let s = d.extras[d.extra_tree.ids[q] as usize];
                 if at.changed(s) {
                     return ControlFlow::Continue(());
                 }

@@ -118,13 +118,13 @@ impl<const D: usize> Statics<D> {
         &mut self,
         slots: &Slots,
         store: &Store<D>,
-        dirty: &Dirty,
+        changed: &Dirty,
         margin: f32,
         frame: u64,
     ) -> Stale {
         self.builds = Duration::ZERO;
         let tm = tree_margin(margin);
-        let list = dirty.list();
+        let list = changed.list();
         let is_static = |st: &Snapshot<D>| st.alive && st.kind == Kind::Static;
         let max = self.loose_max();
         self.changes.clear();
@@ -159,7 +159,7 @@ impl<const D: usize> Statics<D> {
         self.unsettled = true;
         self.changed_at = frame;
         self.mask_changed(list, &store.before, tm);
-        self.extras.retain(|&s| !dirty.contains(s));
+        self.extras.retain(|&s| !changed.contains(s));
         self.extras.extend(list.iter().filter(|&&s| is_static(&store.snapshot(slots, s as usize))));
         let t = Instant::now();
         self.change_tree.build_for_queries(&self.changes, 0.0);
@@ -393,7 +393,7 @@ mod tests {
         }
     }
 
-    /// Doors: a few statics moved a frame mask their leaves and join the extras, and the
+    /// Doors: a few statics changed a frame mask their leaves and join the extras, and the
     /// tree is rebuilt once they pass the bound; the world stays valid throughout, and
     /// its pairs are the brute-force ones.
     #[test]

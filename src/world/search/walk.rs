@@ -2,12 +2,13 @@
 //! object's state as of the last update and as of now, keeping only the pairs that ended
 //! or began.
 //!
-//! - Input: a chunk of the dirty list (positions, in Morton order of the boxes), the store,
-//!   the snapshots, the trees and the static lists. Output: the chunk's old and new pairs,
-//!   and the static lists it made, in its [`Part`].
-//! - Static objects: from the object's list, where the list is of the current static tree
-//!   and its fat box holds the walk's region; else from a walk of the static tree, which
-//!   makes the list anew.
+//! - Input: the changed list (in Morton order of the boxes, cut into fixed chunks), the
+//!   store, the snapshots, the trees and the lists. Output: the old and new pairs, and the
+//!   lists the walks made, kept once the frame's walks succeed. Each chunk writes its own
+//!   [`Part`].
+//! - Static objects: from the object's static list, where the list is of the current
+//!   static tree and its fat box holds the walk's region; else from a walk of the static
+//!   tree, which makes the list anew.
 //! - Dynamic objects: from the list of the object's leaf (the other leaves whose boxes
 //!   meet its box), where the leaf holds the region and the list is valid; else from a
 //!   walk of the dynamic tree, which makes the list anew. A walk down the dynamic tree is
@@ -16,23 +17,31 @@
 //!   `benches/world.rs`, `move_10`.)
 //! - Cost: O(log n + k) a changed object for k objects met, O(k) where it reads lists.
 //!   A chunk first hints its objects' slot entries, list headers and lists into the
-//!   cache (`prefetch_chunk`), so their misses overlap. Threads: one chunk is one task.
-//!   Allocation: the part's kept vectors.
-//! - Source: Box2D v3's broad phase (the moved proxies query the trees).
+//!   cache (`prefetch_chunk`), so their misses overlap.
+//! - Threads: one chunk is one task on the caller's pool; the Morton order, the merge
+//!   and the lists' keeping sequential. The caller sorts, so the same bytes for any
+//!   thread count. Allocation: the scratch's kept buffers.
+//! - Source: Box2D v3's broad phase (the proxies in its move buffer query the trees).
 
-use super::leaf_lists::DYN_LIST_MAX;
-use super::listed::{Entry, Grid, Listed, Meets};
-use super::{fat, holds, pair, Part, Search, EXTRA, NONE};
+use super::lists::{Entry, Grid, Listed, Meets, LEAF_LIST_MAX};
+use super::scratch::{merge_parts, trim_parts, Part};
+use super::{fat, holds, pair, Search, NONE};
 use crate::world::store::{pairable, Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Handle, Kind};
-use crate::Aabb;
+use crate::{Aabb, Broadphase, Error};
+use rayon::prelude::*;
 use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::time::Instant;
+
+/// Changed slots a parallel work item walks for.
+const CHUNK: usize = 64;
 
 /// What every walk of a frame reads.
 pub(super) struct Frame<'a, const D: usize> {
     pub(super) slots: &'a Slots,
     pub(super) store: &'a Store<D>,
-    pub(super) dirty: &'a Dirty,
+    pub(super) changed: &'a Dirty,
     pub(super) margin: f32,
 }
 
@@ -52,7 +61,7 @@ impl<const D: usize> Frame<'_, D> {
 /// A changed object as its walks see it: its slot, its states then and now (and their
 /// boxes grown by the margin), and the region its walks cover (the union of both boxes).
 #[derive(Clone, Copy, Debug)]
-struct Mover<const D: usize> {
+struct Changed<const D: usize> {
     s: u32,
     was: Snapshot<D>,
     is: Snapshot<D>,
@@ -61,12 +70,12 @@ struct Mover<const D: usize> {
     region: Aabb<D>,
     /// One object then and now (neither removed nor its slot refilled).
     same: bool,
-    /// Objects whose grown boxes meet this box are skipped: the second half of a mover
-    /// split in two ([`Mover::split`]) skips what the first met. Inside out (nothing)
+    /// Objects whose grown boxes meet this box are skipped: the second half of a changed
+    /// object split in two ([`Changed::split`]) skips what the first met. Inside out (nothing)
     /// otherwise.
     skip: Aabb<D>,
     /// Whether its walk of the static tree makes it a static list (not for the first
-    /// half of a split mover, whose region is where it was).
+    /// half of a split object, whose region is where it was).
     lists: bool,
 }
 
@@ -75,12 +84,12 @@ fn nothing<const D: usize>() -> Aabb<D> {
     Aabb { min: [f32::INFINITY; D], max: [f32::NEG_INFINITY; D] }
 }
 
-impl<const D: usize> Mover<D> {
-    /// The object at position `i` of the dirty list; none where it was dead then and is
+impl<const D: usize> Changed<D> {
+    /// The object at position `i` of the changed list; none where it was dead then and is
     /// now, or where the margin turns its region inside out.
     fn new(i: usize, f: &Frame<'_, D>) -> Option<Self> {
         // INVARIANT (`Store::before`): the snapshot at position `i` is slot `list[i]`'s.
-        let s = f.dirty.list()[i];
+        let s = f.changed.list()[i];
         let was = f.store.before[i];
         let is = f.store.snapshot(f.slots, s as usize);
         let region = match (was.alive, is.alive) {
@@ -95,10 +104,10 @@ impl<const D: usize> Mover<D> {
         }
         let same = was.alive && is.alive && was.generation == is.generation;
         let (was_g, is_g) = (was.aabb.grown(f.margin), is.aabb.grown(f.margin));
-        Some(Mover { s, was, is, was_g, is_g, region, same, skip: nothing(), lists: true })
+        Some(Changed { s, was, is, was_g, is_g, region, same, skip: nothing(), lists: true })
     }
 
-    /// A mover whose boxes then and now lie far apart (see `far`: a teleport, a parking
+    /// A changed object whose boxes then and now lie far apart (see `far`: a teleport, a parking
     /// spot) as two walks, one around each box, rather than one around both, which would
     /// visit everything between: the first meets the objects near where it was (tested
     /// against both states), the second those near where it is that the first did not.
@@ -106,8 +115,8 @@ impl<const D: usize> Mover<D> {
         if !(self.was.alive && self.is.alive && super::far(&self.was_g, &self.is_g)) {
             return None;
         }
-        let then = Mover { region: self.was_g, lists: false, ..*self };
-        let now = Mover { region: self.is_g, skip: self.was_g, ..*self };
+        let then = Changed { region: self.was_g, lists: false, ..*self };
+        let now = Changed { region: self.is_g, skip: self.was_g, ..*self };
         Some((then, now))
     }
 
@@ -117,7 +126,7 @@ impl<const D: usize> Mover<D> {
     /// so the store is read only for a filter, and only where some object has one. Tested
     /// against both states; only a pair that began or ended (or whose handle changed: the
     /// slot was emptied and refilled) is kept, so the caller sorts the changes, not every
-    /// pair of every mover. The box is read first: most objects met are near misses.
+    /// pair of every changed object. The box is read first: most objects met are near misses.
     #[inline(always)]
     fn meet(
         &self,
@@ -128,14 +137,14 @@ impl<const D: usize> Mover<D> {
         old: &mut Vec<[Handle; 2]>,
         new: &mut Vec<[Handle; 2]>,
     ) {
-        if !self.region.overlaps(g) || g.is_inverted() || self.skip.overlaps(g) || f.dirty.contains(y) {
+        if !self.region.overlaps(g) || g.is_inverted() || self.skip.overlaps(g) || f.changed.contains(y) {
             return;
         }
         self.settle(y, yk, self.was_g.overlaps(g), self.is_g.overlaps(g), f, old, new);
     }
 
     /// A static object met in a list ([`Listed`]: its box in steps of the list's fat box,
-    /// which holds the region): as [`Mover::meet`], with the exact box loaded only where
+    /// which holds the region): as [`Changed::meet`], with the exact box loaded only where
     /// the steps leave a test unsettled.
     #[inline(always)]
     fn meet_listed(
@@ -147,30 +156,22 @@ impl<const D: usize> Mover<D> {
         new: &mut Vec<[Handle; 2]>,
     ) {
         let outer = grid.outer(e);
-        if !self.region.overlaps(&outer) || f.dirty.contains(e.slot) {
+        if !self.region.overlaps(&outer) || f.changed.contains(e.id) {
             return;
         }
         if self.skip.overlaps(&outer) {
-            // The second half of a split mover, near the box it skips: the exact test.
-            let g = f.store.boxes[e.slot as usize].grown(f.margin);
-            return self.meet(e.slot, &g, Kind::Static, f, old, new);
+            // The second half of a split object, near the box it skips: the exact test.
+            let g = f.store.boxes[e.id as usize].grown(f.margin);
+            return self.meet(e.id, &g, Kind::Static, f, old, new);
         }
         let listed = Listed { outer, inner: grid.inner(e) };
         match (listed.meets(&self.was_g), listed.meets(&self.is_g)) {
             (Meets::Unsure, _) | (_, Meets::Unsure) => {
-                let g = f.store.boxes[e.slot as usize].grown(f.margin);
-                self.settle(
-                    e.slot,
-                    Kind::Static,
-                    self.was_g.overlaps(&g),
-                    self.is_g.overlaps(&g),
-                    f,
-                    old,
-                    new,
-                );
+                let g = f.store.boxes[e.id as usize].grown(f.margin);
+                self.settle(e.id, Kind::Static, self.was_g.overlaps(&g), self.is_g.overlaps(&g), f, old, new);
             }
             (then, now) => {
-                self.settle(e.slot, Kind::Static, then == Meets::Yes, now == Meets::Yes, f, old, new)
+                self.settle(e.id, Kind::Static, then == Meets::Yes, now == Meets::Yes, f, old, new)
             }
         }
     }
@@ -210,35 +211,93 @@ impl<const D: usize> Mover<D> {
 }
 
 impl<const D: usize> Search<D> {
-    /// The pairs with clean objects of the changed objects at positions `at` of the dirty
-    /// list, old into `part.old` and new into `part.new` (module docs).
-    pub(super) fn walk_chunk(&self, at: &[u32], f: &Frame<'_, D>, part: &mut Part<D>) {
+    /// The walks of the frame (module docs): their old pairs into `old` and new pairs
+    /// into `new`, and the lists they made kept, all or none: once the new pairs pass
+    /// [`Config::max_pairs`](crate::Config::max_pairs) the frame fails.
+    pub(super) fn walks(
+        &mut self,
+        slots: &Slots,
+        store: &Store<D>,
+        changed: &Dirty,
+        finder: &Broadphase<D>,
+        old: &mut Vec<[Handle; 2]>,
+        new: &mut Vec<[Handle; 2]>,
+    ) -> Result<(), Error> {
+        let margin = finder.config().margin;
+        // The walks in Morton order of the changed boxes: neighbours walk down the same
+        // paths, which are then in cache. PERF: benches/world.rs (`move_10`, `move_100`).
+        let t = Instant::now();
+        let sc = &mut self.scratch;
+        morton_order(changed.list(), |s| store.boxes[s as usize], &mut sc.keys, &mut sc.order);
+        self.times.serial += t.elapsed();
+        let chunks = self.scratch.order.len().div_ceil(CHUNK);
+        if self.scratch.parts.len() < chunks {
+            self.scratch.parts.resize_with(chunks, Default::default);
+        }
+        let mut parts = std::mem::take(&mut self.scratch.parts);
+        let me = &*self;
+        let list = &me.scratch.order[..];
+        let frame = Frame { slots, store, changed, margin };
+        // The walks' new pairs all began this frame, so all are held after it: once they
+        // pass the bound, the chunks not yet walked are skipped and the frame fails.
+        let bound = finder.config().max_pairs.unwrap_or(usize::MAX);
+        let began = AtomicUsize::new(0);
+        parts[..chunks].par_iter_mut().enumerate().for_each(|(c, part)| {
+            part.clear();
+            if began.load(Relaxed) <= bound {
+                me.walk_chunk(&list[c * CHUNK..((c + 1) * CHUNK).min(list.len())], &frame, part);
+                began.fetch_add(part.new.len(), Relaxed);
+            }
+        });
+        let over = began.load(Relaxed) > bound;
+        let t = Instant::now();
+        let merged = if over { Ok(()) } else { merge_parts(&parts[..chunks], old, new) };
+        if !over && merged.is_ok() {
+            for p in &parts[..chunks] {
+                self.lists.statics.keep(&p.static_made, &p.static_entries);
+                self.lists.leaves.keep(&p.leaf_made, &p.leaf_entries);
+            }
+            self.lists.compact();
+        }
+        trim_parts(&mut parts, chunks);
+        self.scratch.parts = parts;
+        self.times.serial += t.elapsed();
+        if over {
+            return Err(Error::TooManyPairs { limit: bound });
+        }
+        merged
+    }
+
+    /// The pairs with clean objects of the changed objects at positions `at` of the
+    /// changed list, old into `part.old` and new into `part.new` (module docs).
+    fn walk_chunk(&self, at: &[u32], f: &Frame<'_, D>, part: &mut Part<D>) {
         self.prefetch_chunk(at, f);
         for &i in at {
-            let Some(m) = Mover::new(i as usize, f) else { continue };
-            match m.split() {
+            let Some(c) = Changed::new(i as usize, f) else { continue };
+            match c.split() {
                 Some((then, now)) => {
                     self.walk_one(&then, f, part);
                     self.walk_one(&now, f, part);
                 }
-                None => self.walk_one(&m, f, part),
+                None => self.walk_one(&c, f, part),
             }
         }
     }
 
-    /// The walks of one mover (or of one of its two halves): the static objects, the
-    /// objects without a leaf, the dynamic tree.
-    fn walk_one(&self, m: &Mover<D>, f: &Frame<'_, D>, part: &mut Part<D>) {
-        self.walk_statics(m, f, part);
-        let _ = self.extra_tree.query(&m.region, |q| {
-            let y = self.extras[self.extra_tree.ids[q] as usize];
+    /// The walks of one changed object (or of one of its two halves): the static objects,
+    /// the dynamic objects without a leaf, the dynamic tree.
+    fn walk_one(&self, c: &Changed<D>, f: &Frame<'_, D>, part: &mut Part<D>) {
+        self.walk_statics(c, f, part);
+        let d = &self.dynamics;
+        let _ = d.extra_tree.query(&c.region, |q| {
+            let y = d.extras[d.extra_tree.ids[q] as usize];
             let g = f.store.boxes[y as usize].grown(f.margin);
-            m.meet(y, &g, f.moving_kind(y), f, &mut part.old, &mut part.new);
+            c.meet(y, &g, f.moving_kind(y), f, &mut part.old, &mut part.new);
             ControlFlow::Continue(())
         });
         // Where every dynamic object changed, the tree holds none to meet.
-        if self.clean_dynamics > 0 {
-            self.walk_dynamics(m, f, part);
+        if d.clean > 0 {
+            self.walk_dynamics(c, f, part);
         }
     }
 
@@ -249,31 +308,28 @@ impl<const D: usize> Search<D> {
     /// overlap. PERF: benches/world.rs (`move_10`).
     fn prefetch_chunk(&self, at: &[u32], f: &Frame<'_, D>) {
         use crate::kernels::par::prefetch;
-        let slot = |i: u32| f.dirty.list()[i as usize] as usize;
+        let (d, lists) = (&self.dynamics, &self.lists);
+        let slot = |i: u32| f.changed.list()[i as usize];
         for &i in at {
-            let s = slot(i);
+            let s = slot(i) as usize;
             prefetch(&f.store.boxes[s]);
-            if let Some(p) = self.slot_pos.get(s) {
+            if let Some(p) = d.slot_pos.get(s) {
                 prefetch(p);
             }
         }
         for &i in at {
-            let s = slot(i);
-            if let Some(&p) = self.slot_pos.get(s).filter(|&&p| p < EXTRA) {
-                if let Some(h) = self.near.get(p as usize) {
-                    prefetch(h);
-                }
-                prefetch(&self.dynamics.leaves[p as usize]);
-                self.leaf_lists.prefetch_head(p as usize);
+            if let Some(p) = d.leaf_of(slot(i)) {
+                let p = p as usize;
+                lists.statics.prefetch_head(p);
+                prefetch(&d.tree.leaves[p]);
+                lists.leaves.prefetch_head(p);
             }
         }
         for &i in at {
-            let s = slot(i);
-            if let Some(&p) = self.slot_pos.get(s).filter(|&&p| p < EXTRA) {
-                if let Some(e) = self.near.get(p as usize).and_then(|h| self.arena.get(h.start as usize)) {
-                    prefetch(e);
-                }
-                self.leaf_lists.prefetch_list(p as usize);
+            if let Some(p) = d.leaf_of(slot(i)) {
+                let p = p as usize;
+                lists.statics.prefetch_list(p);
+                lists.leaves.prefetch_list(p);
             }
         }
     }
@@ -281,62 +337,63 @@ impl<const D: usize> Search<D> {
     /// The dynamic objects met by a changed object: from its leaf's list, where its leaf
     /// holds the region (every leaf whose box meets the region then meets the leaf's box,
     /// so is listed) and the list is valid; from a walk with the leaf's box that makes
-    /// the list anew, where it is stale (a list past `DYN_LIST_MAX` is not kept: the leaf
-    /// is marked crowded); else (no leaf, a region its leaf does not hold, a crowded
+    /// the list anew, where it is stale (a list past `LEAF_LIST_MAX` is not kept: the
+    /// leaf is marked crowded); else (no leaf, a region its leaf does not hold, a crowded
     /// leaf) from a walk with the region.
-    fn walk_dynamics(&self, m: &Mover<D>, f: &Frame<'_, D>, part: &mut Part<D>) {
+    fn walk_dynamics(&self, c: &Changed<D>, f: &Frame<'_, D>, part: &mut Part<D>) {
+        let (d, lists) = (&self.dynamics, &self.lists.leaves);
         let (old, new) = (&mut part.old, &mut part.new);
         let mut meet = |q: usize| {
-            let y = self.pos_slot[q];
+            let y = d.pos_slot[q];
             if y != NONE {
-                m.meet(y, &self.leaf_box[q], f.moving_kind(y), f, old, new);
+                c.meet(y, &d.leaf_box[q], f.moving_kind(y), f, old, new);
             }
         };
         // The leaf whose list serves: one that holds the region, is not crowded, and has a
         // grid (a leaf near the ends of f32's range has none, and keeps no list).
-        let leaf = match self.slot_pos.get(m.s as usize) {
-            Some(&p) if p < EXTRA && holds(&self.dynamics.leaves[p as usize], &m.region) => Some(p as usize),
+        let leaf = match d.leaf_of(c.s) {
+            Some(p) if holds(&d.tree.leaves[p as usize], &c.region) => Some(p as usize),
             _ => None,
         };
-        let listed = leaf.filter(|&p| !self.leaf_lists.crowded(p));
-        let Some((p, grid)) = listed.and_then(|p| Some((p, Grid::new(&self.dynamics.leaves[p])?))) else {
-            let _ = self.dynamics.query(&m.region, |q| {
+        let listed = leaf.filter(|&p| !lists.crowded(p));
+        let Some((p, grid)) = listed.and_then(|p| Some((p, Grid::new(&d.tree.leaves[p])?))) else {
+            let _ = d.tree.query(&c.region, |q| {
                 meet(q);
                 ControlFlow::Continue(())
             });
             return;
         };
-        let leaf_box = &self.dynamics.leaves[p];
-        if let Some(list) = self.leaf_lists.get(p) {
+        let leaf_box = &d.tree.leaves[p];
+        if let Some(list) = lists.get(p) {
             for e in list {
-                if grid.outer(e).overlaps(&m.region) {
-                    meet(e.slot as usize);
+                if grid.outer(e).overlaps(&c.region) {
+                    meet(e.id as usize);
                 }
             }
         } else {
-            let start = part.dyn_items.len();
-            let items = &mut part.dyn_items;
+            let start = part.leaf_entries.len();
+            let entries = &mut part.leaf_entries;
             let mut listed = 0;
-            let _ = self.dynamics.query(leaf_box, |q| {
+            let _ = d.tree.query(leaf_box, |q| {
                 if q != p {
-                    let b = &self.dynamics.leaves[q];
+                    let b = &d.tree.leaves[q];
                     // Past the cap the list is not kept: no need to hold more.
-                    if listed <= DYN_LIST_MAX {
-                        items.push(grid.encode(q as u32, b));
+                    if listed <= LEAF_LIST_MAX {
+                        entries.push(grid.encode(q as u32, b));
                         listed += 1;
                     }
-                    if b.overlaps(&m.region) {
+                    if b.overlaps(&c.region) {
                         meet(q);
                     }
                 }
                 ControlFlow::Continue(())
             });
-            let len = part.dyn_items.len() - start;
-            if len > DYN_LIST_MAX {
-                part.dyn_items.truncate(start);
-                part.dyn_fresh.push((p as u32, start as u32, NONE));
+            let len = part.leaf_entries.len() - start;
+            if len > LEAF_LIST_MAX {
+                part.leaf_entries.truncate(start);
+                part.leaf_made.push((p as u32, start as u32, NONE));
             } else {
-                part.dyn_fresh.push((p as u32, start as u32, len as u32));
+                part.leaf_made.push((p as u32, start as u32, len as u32));
             }
         }
     }
@@ -345,48 +402,79 @@ impl<const D: usize> Search<D> {
     /// where the list is of this static tree and its fat box holds the region; else a walk
     /// of the static tree, which makes the list anew for a fat box around the box it has
     /// now.
-    fn walk_statics(&self, m: &Mover<D>, f: &Frame<'_, D>, part: &mut Part<D>) {
+    fn walk_statics(&self, c: &Changed<D>, f: &Frame<'_, D>, part: &mut Part<D>) {
         let dynamic = |st: &Snapshot<D>| st.alive && st.kind == Kind::Dynamic;
-        if !dynamic(&m.was) && !dynamic(&m.is) {
+        if !dynamic(&c.was) && !dynamic(&c.is) {
             return;
         }
+        let lists = &self.lists.statics;
         let (old, new) = (&mut part.old, &mut part.new);
         // The object's leaf: a list is kept by leaf position.
-        let at = self.slot_pos.get(m.s as usize).copied().filter(|&p| p < EXTRA && dynamic(&m.is) && m.lists);
-        // (Not for the first half of a split mover: its state now lies outside its
+        let at = self.dynamics.leaf_of(c.s).filter(|_| dynamic(&c.is) && c.lists);
+        // (Not for the first half of a split object: its state now lies outside its
         // region, where a list's clipped boxes are not exact.)
-        let list = at.and_then(|p| self.near.get(p as usize));
-        let list = list.filter(|l| l.generation == self.static_generation && holds(&l.fat, &m.region));
+        let list = at.and_then(|p| lists.get(p)).filter(|l| holds(&l.fat, &c.region));
         // A list is kept only where its fat box has a grid.
         match list.and_then(|l| Some((l, Grid::new(&l.fat)?))) {
             Some((l, grid)) => {
-                for e in &self.arena[l.start as usize..(l.start + l.len) as usize] {
-                    m.meet_listed(e, &grid, f, old, new);
+                for e in lists.entries(l) {
+                    c.meet_listed(e, &grid, f, old, new);
                 }
             }
             None => {
-                let fat = at.map(|_| fat(&m.is.aabb, f.margin));
+                let fat = at.map(|_| fat(&c.is.aabb, f.margin));
                 // A fat box near the ends of f32's range has no grid, and keeps no list.
                 let grid = fat.and_then(|fb| Grid::new(&fb));
-                let q = fat.map_or(m.region, |fb| m.region.union(&fb));
-                let start = part.lists.len();
-                let lists = &mut part.lists;
+                let q = fat.map_or(c.region, |fb| c.region.union(&fb));
+                let start = part.static_entries.len();
+                let entries = &mut part.static_entries;
                 let _ = self.statics.query(&q, |y, _, leaf| {
                     // The leaf is the box grown by the tree margin: the pair test's box
                     // only where the margin is not negative.
                     let g = if f.margin < 0.0 { f.store.boxes[y as usize].grown(f.margin) } else { *leaf };
-                    m.meet(y, &g, Kind::Static, f, old, new);
+                    c.meet(y, &g, Kind::Static, f, old, new);
                     if let (Some(fb), Some(grid)) = (fat, grid) {
                         if fb.overlaps(&g) && !g.is_inverted() {
-                            lists.push(grid.encode(y, &g));
+                            entries.push(grid.encode(y, &g));
                         }
                     }
                     ControlFlow::Continue(())
                 });
                 if let (Some(p), Some(fb), Some(_)) = (at, fat, grid) {
-                    part.fresh.push((p, start as u32, (part.lists.len() - start) as u32, fb));
+                    part.static_made.push((p, start as u32, (part.static_entries.len() - start) as u32, fb));
                 }
             }
         }
     }
+}
+
+/// The positions in `list` into `order`, sorted by the Morton code of each slot's box's
+/// centre (over the centres' bounds, 10 bits an axis), ties by position.
+fn morton_order<const D: usize>(
+    list: &[u32],
+    aabb: impl Fn(u32) -> Aabb<D>,
+    keys: &mut Vec<u64>,
+    order: &mut Vec<u32>,
+) {
+    let centre = |b: &Aabb<D>, k: usize| (b.min[k] as f64 + b.max[k] as f64) * 0.5;
+    let mut lo = [f64::INFINITY; D];
+    let mut hi = [f64::NEG_INFINITY; D];
+    for &s in list {
+        let b = aabb(s);
+        for k in 0..D {
+            lo[k] = lo[k].min(centre(&b, k));
+            hi[k] = hi[k].max(centre(&b, k));
+        }
+    }
+    let scale: [f64; D] = std::array::from_fn(|k| if hi[k] > lo[k] { 1023.0 / (hi[k] - lo[k]) } else { 0.0 });
+    keys.clear();
+    keys.extend(list.iter().enumerate().map(|(i, &s)| {
+        let b = aabb(s);
+        let q: [u32; D] =
+            std::array::from_fn(|k| ((centre(&b, k) - lo[k]) * scale[k]).clamp(0.0, 1023.0) as u32);
+        crate::kernels::morton::encode_lut(q) << 32 | i as u64
+    }));
+    keys.sort_unstable();
+    order.clear();
+    order.extend(keys.iter().map(|&k| k as u32));
 }

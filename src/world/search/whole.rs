@@ -2,7 +2,7 @@
 //! or where the frames before show the walks costing more (`cost`), every pair the rule
 //! makes now, from the one-shot finder, against every stored pair.
 //!
-//! - Input: the store, the slots, the dirty list and its snapshots, the pair store.
+//! - Input: the store, the slots, the changed list and its snapshots, the pair store.
 //!   Output: `old` (every stored pair, named as of the last update) and `new` (every
 //!   pair now), neither sorted; their difference is the events, as from the walks.
 //! - Stages: the stored pairs named, shard by shard in parallel; the live boxes gathered,
@@ -43,20 +43,21 @@ impl<const D: usize> Search<D> {
         &mut self,
         slots: &Slots,
         store: &Store<D>,
-        dirty: &Dirty,
+        changed: &Dirty,
         pairs: &PairStore,
         finder: &mut Broadphase<D>,
         old: &mut Vec<[Handle; 2]>,
         new: &mut Vec<[Handle; 2]>,
     ) -> Result<(), Error> {
         let t = Instant::now();
-        // Each changed slot's position in the dirty list, for its old generation.
-        self.gather_slots.clear();
-        self.gather_slots.resize(store.len(), NONE);
-        for (i, &s) in dirty.list().iter().enumerate() {
-            self.gather_slots[s as usize] = i as u32;
+        let sc = &mut self.scratch;
+        // Each changed slot's position in the changed list, for its old generation.
+        sc.gather_slots.clear();
+        sc.gather_slots.resize(store.len(), NONE);
+        for (i, &s) in changed.list().iter().enumerate() {
+            sc.gather_slots[s as usize] = i as u32;
         }
-        let generation_then = |s: u32| match self.gather_slots[s as usize] {
+        let generation_then = |s: u32| match sc.gather_slots[s as usize] {
             NONE => slots.generations[s as usize],
             i => store.before[i as usize].generation,
         };
@@ -79,9 +80,9 @@ impl<const D: usize> Search<D> {
         // whole frames one after another).
         let margin = finder.config().margin;
         let by_tree = self.statics.settled() && margin >= 0.0;
-        gather_live(slots, store, !by_tree, &mut self.gather_counts, &mut self.gather, &mut self.gather_ids);
-        let (dynamics, statics) = self.gather.split_at(store.moving);
-        let ids = &self.gather_ids;
+        gather_live(slots, store, !by_tree, &mut sc.gather_counts, &mut sc.gather, &mut sc.gather_ids);
+        let (dynamics, statics) = sc.gather.split_at(store.moving);
+        let ids = &sc.gather_ids;
         let mut emit = |found: &[[u32; 2]],
                         slots_of: &(dyn Fn([u32; 2]) -> (u32, u32) + Sync)|
          -> Result<(), Error> {
@@ -105,32 +106,29 @@ impl<const D: usize> Search<D> {
             serial += t.elapsed();
             Ok(())
         };
-        finder.find_pairs(dynamics, &mut self.gather_found)?;
-        emit(&self.gather_found, &|[i, j]| (ids[i as usize], ids[j as usize]))?;
+        finder.find_pairs(dynamics, &mut sc.gather_found)?;
+        emit(&sc.gather_found, &|[i, j]| (ids[i as usize], ids[j as usize]))?;
         if by_tree {
             // The tree's ids are slots; the dynamic boxes' ids follow every slot's.
             let n = store.len() as u32;
             let budget = PairBudget::new(finder.config().max_pairs);
             let tree = self.statics.tree_mut();
-            let (ids_n, found) = (store.len() + dynamics.len(), &mut self.gather_found);
+            let (ids_n, found) = (store.len() + dynamics.len(), &mut sc.gather_found);
             tree.pairs_against(dynamics, margin, [0, n], ids_n, false, &budget, found);
             tree.release_join_buffers();
             budget.verdict()?;
-            emit(&self.gather_found, &|[s, j]| (s, ids[(j - n) as usize]))?;
+            emit(&sc.gather_found, &|[s, j]| (s, ids[(j - n) as usize]))?;
         } else {
-            finder.find_pairs_between(dynamics, statics, &mut self.gather_found)?;
+            finder.find_pairs_between(dynamics, statics, &mut sc.gather_found)?;
             let d = dynamics.len();
-            emit(&self.gather_found, &|[i, j]| (ids[i as usize], ids[d + j as usize]))?;
+            emit(&sc.gather_found, &|[i, j]| (ids[i as usize], ids[d + j as usize]))?;
         }
         // Sized by every live object and every pair: given back after a frame where most
         // objects changed (a first update, a level loaded), as the frames after need them
         // at the size of what changes; kept where the cost model chose the whole frame,
         // which it may do frame after frame.
-        if is_whole(dirty.list().len(), slots.live) {
-            self.gather = Vec::new();
-            self.gather_ids = Vec::new();
-            self.gather_found = Vec::new();
-            self.gather_slots = Vec::new();
+        if is_whole(changed.list().len(), slots.live) {
+            sc.give_back_whole();
         }
         self.times.serial += serial;
         Ok(())

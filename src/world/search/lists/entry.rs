@@ -1,18 +1,21 @@
-//! A static neighbour list's entries: a static object's slot and its box in 16-bit steps
-//! of the list's fat box, 16 bytes in 3D where the slot and the box took 28.
+//! A neighbour list's entries: a listed object's id and its box in 16-bit steps of the
+//! box the list was made for (its fat box), 16 bytes in 3D where the id and the box took 28.
 //!
-//! - Input: the list's fat box, and each static object's box grown by the margin (one that
-//!   meets the fat box and is not inside out). Output: an [`Entry`], and from it two boxes:
-//!   an outer one that holds the object's box clipped to the fat box and an inner one that
-//!   the clipped box holds (on each axis, the inner bounds lie inside the clipped bounds;
-//!   the inner box may be inside out).
+//! - Input: the list's fat box, and each listed object's box (one that meets the fat box
+//!   and is not inside out): a static object's box grown by the margin, named by slot, or
+//!   another dynamic leaf's box, named by leaf position. Output: an [`Entry`], and from it
+//!   two boxes: an outer one that holds the object's box clipped to the fat box and an
+//!   inner one that the clipped box holds (on each axis, the inner bounds lie inside the
+//!   clipped bounds; the inner box may be inside out).
 //! - Why clipping is exact: a list is read only for a region its fat box holds, and every
-//!   box tested against the entry (the mover's boxes then and now) lies in the region, so
-//!   an object's box meets such a box exactly where its part inside the fat box does.
+//!   box tested against the entry (the changed object's boxes then and now) lies in the
+//!   region, so an object's box meets such a box exactly where its part inside the fat box
+//!   does.
 //! - The test ([`Listed::meets`]): a box that misses the outer box misses the object, one
 //!   that meets the inner box meets it; between the two (a face within a step of the other
 //!   box's, such as touching boxes) the caller loads the object's exact box. A step is a
-//!   65,534th of the fat box's side, so that happens only near contact.
+//!   65,534th of the fat box's side, so that happens only near contact. The leaf lists
+//!   read the outer box alone, as a filter before the exact test.
 //! - Cost: a few multiply-adds an entry. Threads: none. Allocation: none.
 //! - Source: quantised bounding boxes as in compressed BVHs (Mahovsky's and Wald's
 //!   reduced-precision boxes): rounded outward for a conservative test, here with an
@@ -23,20 +26,22 @@ use crate::Aabb;
 /// The largest code: the grid's last step ends at or past the fat box's max.
 const QMAX: u32 = 65_534;
 
-/// A static object near a dynamic one: its slot, and its box (grown by the margin,
-/// clipped to the list's fat box) in steps of the fat box ([`Grid`]). `min[k]` is the last
-/// step at or below the box's min, `max[k]` the first at or above its max.
+/// An object near a dynamic leaf: its id, and its box clipped to the list's fat box in
+/// steps of the fat box ([`Grid`]). `min[k]` is the last step at or below the box's min,
+/// `max[k]` the first at or above its max.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) struct Entry<const D: usize> {
-    pub(super) slot: u32,
-    pub(super) min: [u16; D],
-    pub(super) max: [u16; D],
+pub(in crate::world::search) struct Entry<const D: usize> {
+    /// A static object's slot (in a static list) or a dynamic leaf's position (in a leaf
+    /// list).
+    pub(in crate::world::search) id: u32,
+    pub(in crate::world::search) min: [u16; D],
+    pub(in crate::world::search) max: [u16; D],
 }
 
 impl<const D: usize> Entry<D> {
     /// An entry that names no object (spare room in an arena).
-    pub(super) fn placeholder() -> Self {
-        Self { slot: u32::MAX, min: [0; D], max: [0; D] }
+    pub(in crate::world::search) fn placeholder() -> Self {
+        Self { id: u32::MAX, min: [0; D], max: [0; D] }
     }
 }
 
@@ -45,7 +50,7 @@ impl<const D: usize> Entry<D> {
 /// the fat box's max, `end[k]`. Steps may run many past `end` (a fat box a few subnormal
 /// steps wide has no finer grid), so boxes are clipped to `end`, not to the last step.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Grid<const D: usize> {
+pub(in crate::world::search) struct Grid<const D: usize> {
     origin: [f32; D],
     step: [f32; D],
     end: [f32; D],
@@ -54,7 +59,7 @@ pub(super) struct Grid<const D: usize> {
 /// How a box stands against a listed object: surely apart, surely meeting, or too close
 /// to tell from the steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Meets {
+pub(in crate::world::search) enum Meets {
     No,
     Yes,
     Unsure,
@@ -65,7 +70,7 @@ impl<const D: usize> Grid<D> {
     /// None where a step or the last one is not finite (a fat box near the ends of
     /// f32's range): such a box keeps no list.
     #[inline]
-    pub(super) fn new(fat: &Aabb<D>) -> Option<Self> {
+    pub(in crate::world::search) fn new(fat: &Aabb<D>) -> Option<Self> {
         let origin = fat.min;
         let mut step = [0.0f32; D];
         for k in 0..D {
@@ -92,8 +97,8 @@ impl<const D: usize> Grid<D> {
         self.origin[k] + q as f32 * self.step[k]
     }
 
-    /// The entry of slot `slot` with box `g`, which meets the fat box and is not inside
-    /// out.
+    /// The entry of the object `id` with box `g`, which meets the fat box and is not
+    /// inside out.
     ///
     /// INVARIANT (the module's bracket, for any steps, however coarse): with `lo`, `hi`
     /// the box clipped to the fat box, `at(min) <= lo < at(min + 1)` (or `min` is the
@@ -101,7 +106,7 @@ impl<const D: usize> Grid<D> {
     /// and `at(max - 1) < hi <= at(max)` (or `max` is 0, and `at(-1) <= origin <= hi`).
     /// `hi` is clipped to the fat box's max, not to the last step: where the steps run
     /// past the max, `at(max - 1)` could otherwise pass it.
-    pub(super) fn encode(&self, slot: u32, g: &Aabb<D>) -> Entry<D> {
+    pub(in crate::world::search) fn encode(&self, id: u32, g: &Aabb<D>) -> Entry<D> {
         let mut min = [0u16; D];
         let mut max = [0u16; D];
         for k in 0..D {
@@ -109,7 +114,7 @@ impl<const D: usize> Grid<D> {
             min[k] = self.last_at_or_below(k, lo) as u16;
             max[k] = self.first_at_or_above(k, hi) as u16;
         }
-        Entry { slot, min, max }
+        Entry { id, min, max }
     }
 
     /// The last code whose step is at or below `x` (`x` at or past the origin): the guess
@@ -167,7 +172,7 @@ impl<const D: usize> Grid<D> {
 
     /// The box that holds the entry's clipped box.
     #[inline(always)]
-    pub(super) fn outer(&self, e: &Entry<D>) -> Aabb<D> {
+    pub(in crate::world::search) fn outer(&self, e: &Entry<D>) -> Aabb<D> {
         Aabb {
             min: std::array::from_fn(|k| self.at(k, e.min[k] as i32)),
             max: std::array::from_fn(|k| self.at(k, e.max[k] as i32)),
@@ -178,7 +183,7 @@ impl<const D: usize> Grid<D> {
     /// step in from the outer box, which is inside the clipped box by the way the codes
     /// were chosen.
     #[inline(always)]
-    pub(super) fn inner(&self, e: &Entry<D>) -> Aabb<D> {
+    pub(in crate::world::search) fn inner(&self, e: &Entry<D>) -> Aabb<D> {
         Aabb {
             min: std::array::from_fn(|k| self.at(k, e.min[k] as i32 + 1)),
             max: std::array::from_fn(|k| self.at(k, e.max[k] as i32 - 1)),
@@ -188,9 +193,9 @@ impl<const D: usize> Grid<D> {
 
 /// An entry's outer and inner boxes, for its tests.
 #[derive(Clone, Copy, Debug)]
-pub(super) struct Listed<const D: usize> {
-    pub(super) outer: Aabb<D>,
-    pub(super) inner: Aabb<D>,
+pub(in crate::world::search) struct Listed<const D: usize> {
+    pub(in crate::world::search) outer: Aabb<D>,
+    pub(in crate::world::search) inner: Aabb<D>,
 }
 
 impl<const D: usize> Listed<D> {
@@ -199,7 +204,7 @@ impl<const D: usize> Listed<D> {
     /// bounds only, so an inner box inside out still settles: its bounds lie inside the
     /// object's.)
     #[inline(always)]
-    pub(super) fn meets(&self, b: &Aabb<D>) -> Meets {
+    pub(in crate::world::search) fn meets(&self, b: &Aabb<D>) -> Meets {
         if !b.overlaps(&self.outer) {
             Meets::No
         } else if b.overlaps(&self.inner) {
