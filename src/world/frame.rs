@@ -148,6 +148,10 @@ pub struct WorldStats {
     /// Objects changed since the update before (inserted, moved, re-kinded, re-filtered or
     /// removed; each counted once).
     pub moved: usize,
+    /// Whether the update searched for pairs: not where nothing changed, nor where no
+    /// object is dynamic or kinematic (a level or a map loaded for queries: its update
+    /// builds the trees and finds no pair).
+    pub pair_search: bool,
     /// Pairs that began.
     pub added: usize,
     /// Pairs that ended.
@@ -268,30 +272,16 @@ impl<const D: usize> World<D> {
             self.scratch.removed.clear();
             self.scratch.departed.clear();
         } else {
-            // 1 to 3. Nothing is changed until the search has succeeded.
-            let t = Instant::now();
-            changed_pairs(&self.slots, &self.store, &self.dirty, &self.pairs, &mut self.scratch)?;
-            t_search = t.elapsed();
-            // 4. Both sorted, then their differences. (Unique pairs: the same bytes from
-            // any sort.)
-            let t = Instant::now();
+            // 1 to 5. A failed frame leaves the world as it was; the search is told, so
+            // that the retry trusts nothing the failed frame left in its lists.
+            t_search = match self.find_and_apply(&mut times) {
+                Ok(t) => t,
+                Err(e) => {
+                    self.scratch.search.failed();
+                    return Err(e);
+                }
+            };
             let s = &mut self.scratch;
-            rayon::join(|| s.old.par_sort_unstable(), || s.new.par_sort_unstable());
-            difference(&s.old, &s.new, &mut s.removed_next, &mut s.added_next, &mut s.pieces)?;
-            times.events = t.elapsed();
-            times.serial = s.search.times.serial;
-            // The bound is on the pairs the world holds: checked before anything changes.
-            let live = self.pairs.len() - s.removed_next.len() + s.added_next.len();
-            if let Some(limit) = self.config.max_pairs.filter(|&m| live > m) {
-                return Err(Error::TooManyPairs { limit });
-            }
-            // The objects removed, for the events: room taken before anything changes.
-            let departing = self.departing.len();
-            s.departed.try_reserve(departing).map_err(|_| Error::OutOfMemory { pairs: live })?;
-            // 5. Into the store.
-            let t = Instant::now();
-            self.pairs.apply(&s.removed_next, &s.added_next)?;
-            times.apply = t.elapsed();
             std::mem::swap(&mut s.added, &mut s.added_next);
             std::mem::swap(&mut s.removed, &mut s.removed_next);
             // Handles are unique: the same order from any sort.
@@ -320,6 +310,38 @@ impl<const D: usize> World<D> {
         })
     }
 
+    /// Steps 1 to 5 of an update with changes: the search, the events' sort and
+    /// difference, the bound, the pair store. Returns the search's time. On error nothing
+    /// but the scratch and the trees' upkeep has changed.
+    fn find_and_apply(&mut self, times: &mut Times) -> Result<Duration, Error> {
+        // 1 to 3. Nothing is changed until the search has succeeded.
+        let t = Instant::now();
+        changed_pairs(&self.slots, &self.store, &self.dirty, &self.pairs, &mut self.scratch)?;
+        let t_search = t.elapsed();
+        // 4. Both sorted, then their differences. (Unique pairs: the same bytes from
+        // any sort.)
+        let t = Instant::now();
+        let s = &mut self.scratch;
+        rayon::join(|| s.old.par_sort_unstable(), || s.new.par_sort_unstable());
+        difference(&s.old, &s.new, &mut s.removed_next, &mut s.added_next, &mut s.pieces)?;
+        times.events = t.elapsed();
+        times.serial = s.search.times.serial;
+        times.searched = s.search.times.searched;
+        // The bound is on the pairs the world holds: checked before anything changes.
+        let live = self.pairs.len() - s.removed_next.len() + s.added_next.len();
+        if let Some(limit) = self.config.max_pairs.filter(|&m| live > m) {
+            return Err(Error::TooManyPairs { limit });
+        }
+        // The objects removed, for the events: room taken before anything changes.
+        let departing = self.departing.len();
+        s.departed.try_reserve(departing).map_err(|_| Error::OutOfMemory { pairs: live })?;
+        // 5. Into the store.
+        let t = Instant::now();
+        self.pairs.apply(&s.removed_next, &s.added_next)?;
+        times.apply = t.elapsed();
+        Ok(t_search)
+    }
+
     /// The events of the last successful [`World::update`] (empty before the first): the
     /// pairs that began and ended, and the objects removed before it. Calls made since
     /// do not change them; a failed update leaves them as they were.
@@ -343,6 +365,7 @@ impl<const D: usize> World<D> {
                 t_events: Duration::ZERO,
                 t_apply: Duration::ZERO,
                 t_serial: t_update,
+                pair_search: false,
                 ..self.stats.clone()
             };
         }
@@ -354,6 +377,7 @@ impl<const D: usize> World<D> {
             t_events: times.events,
             t_apply: times.apply,
             t_serial: times.serial,
+            pair_search: times.searched,
             moved,
             added: self.scratch.added.len(),
             removed: self.scratch.removed.len(),

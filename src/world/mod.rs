@@ -435,6 +435,15 @@ impl<const D: usize> World<D> {
         &self.config
     }
 
+    /// Sets [`Config::max_pairs`], the bound on the pairs the world holds after an update
+    /// (static pairs never count: they are never searched). An update that failed on the
+    /// bound leaves its changes pending; raise the bound and update again. The other
+    /// fields of the configuration shape the trees and stay as the world was made.
+    pub fn set_max_pairs(&mut self, max_pairs: Option<usize>) {
+        self.config.max_pairs = max_pairs;
+        self.scratch.finder.config.max_pairs = max_pairs;
+    }
+
     /// Puts a new object into a slot (room checked): the last freed slot, else a new one.
     fn put(&mut self, aabb: Aabb<D>, kind: Kind, filter: Filter, user_data: u64) -> Handle {
         let s = self.slots.claim();

@@ -166,3 +166,67 @@ fn debug_prints_a_summary() {
     assert!(text.len() < 1000, "{} bytes: {text}", text.len());
     assert!(text.contains("objects: 1000"), "{text}");
 }
+
+#[test]
+fn a_self_overlapping_level_updates_under_a_pair_bound() {
+    // 400 static tiles, each overlapping its eight neighbours: 1,500 static pairs that
+    // never count against the bound of 8.
+    let tiles: Vec<Aabb2> = (0..400).map(|i| sq((i % 20) as f32, (i / 20) as f32, 1.5)).collect();
+    let mut w = World2::new(Config::default().with_max_pairs(Some(8))).unwrap();
+    let level = w.extend(&tiles, Kind::Static).unwrap();
+    let ball = w.insert(sq(5.2, 5.2, 0.5), Kind::Dynamic).unwrap();
+    let s = w.update().unwrap();
+    assert_eq!(s.added, 4, "{:?}", w.events().added);
+    assert!(w.pairs().iter().all(|p| p[1] == ball && level.contains(&p[0])));
+    for step in 0..30 {
+        w.set_aabb(ball, sq(5.2 + step as f32 * 0.3, 5.2, 0.5)).unwrap();
+        w.update().unwrap();
+        w.validate().unwrap();
+    }
+}
+
+#[test]
+fn a_world_that_failed_on_its_bound_raises_it_and_updates() {
+    let mut w = World2::new(Config::default().with_max_pairs(Some(2))).unwrap();
+    let hs = w.extend(&vec![sq(0.0, 0.0, 1.0); 4], Kind::Dynamic).unwrap();
+    assert_eq!(w.update().err(), Some(Error::TooManyPairs { limit: 2 }));
+    assert_eq!(w.update().err(), Some(Error::TooManyPairs { limit: 2 }));
+    w.set_max_pairs(Some(6));
+    assert_eq!(w.config().max_pairs, Some(6));
+    assert_eq!(w.update().unwrap().added, 6);
+    assert_eq!(w.events().added[0], [hs[0], hs[1]]);
+    w.set_max_pairs(None);
+    w.insert(sq(0.5, 0.5, 1.0), Kind::Dynamic).unwrap();
+    assert_eq!(w.update().unwrap().added, 4);
+    w.validate().unwrap();
+}
+
+#[test]
+fn a_static_only_world_builds_its_trees_and_searches_no_pairs() {
+    let tiles: Vec<Aabb2> =
+        (0..2000).map(|i| sq((i % 50) as f32 * 0.8, (i / 50) as f32 * 0.8, 1.0)).collect();
+    let mut w = World2::new(Config::default()).unwrap();
+    let hs = w.extend(&tiles, Kind::Static).unwrap();
+    let s = w.update().unwrap();
+    assert!(s.is_empty() && !w.stats().pair_search && w.pairs().is_empty());
+    // The trees are built: a query reads them (nothing is pending).
+    let mut out = Vec::new();
+    w.query_aabb(sq(0.1, 0.1, 0.1), Select::All, None, &mut out).unwrap();
+    assert_eq!(out, [hs[0]]);
+    // A dynamic object makes the next update search; its removal ends its pairs without
+    // a search.
+    let ball = w.insert(sq(0.1, 0.1, 0.1), Kind::Dynamic).unwrap();
+    w.update().unwrap();
+    assert!(w.stats().pair_search);
+    assert_eq!(w.events().added, &[[hs[0], ball]]);
+    w.remove(ball).unwrap();
+    w.update().unwrap();
+    assert!(!w.stats().pair_search);
+    assert_eq!(w.events().removed, &[[hs[0], ball]]);
+    // A static object turned kinematic pairs with nothing, and nothing is searched
+    // beyond the trees' walks.
+    w.set_kind(hs[5], Kind::Kinematic).unwrap();
+    w.update().unwrap();
+    assert!(w.events().is_empty());
+    w.validate().unwrap();
+}

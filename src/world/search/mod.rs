@@ -149,6 +149,10 @@ pub(crate) struct Search<const D: usize> {
     frames: u64,
     /// The last frame's stage times ([`WorldStats`](crate::WorldStats)).
     pub(crate) times: Times,
+    /// The last frame failed (a pair bound, a refused allocation): its walks may have
+    /// stopped part way, leaving lists that miss objects, so the retry drops every list
+    /// and finds the frame whole.
+    retry: bool,
 }
 
 /// Stage times of a frame, for [`WorldStats`](crate::WorldStats).
@@ -164,6 +168,8 @@ pub(crate) struct Times {
     pub(crate) serial: std::time::Duration,
     /// The upkeep's tree builds, which run on every thread.
     builds: std::time::Duration,
+    /// Whether the frame searched for pairs (not where no object moves).
+    pub(crate) searched: bool,
 }
 
 impl<const D: usize> Search<D> {
@@ -179,9 +185,15 @@ impl<const D: usize> Search<D> {
         (objects, pairs)
     }
 
+    /// Marks the frame failed: the retry finds it whole (see `retry`).
+    pub(crate) fn failed(&mut self) {
+        self.retry = true;
+    }
+
     /// Counts a frame searched, of `changed` of `live` objects: called once its events are
     /// found and applied, so that a failed frame is retried as the same frame.
     pub(crate) fn count_frame(&mut self, changed: usize, live: usize) {
+        self.retry = false;
         self.cost.record(changed, live);
         self.frames += 1;
         self.statics.unsettled = false;
@@ -203,13 +215,17 @@ impl<const D: usize> Search<D> {
     ) -> Result<(), Error> {
         old.clear();
         new.clear();
-        self.times = Times::default();
+        self.times = Times { searched: true, ..Times::default() };
         let t = Instant::now();
         self.upkeep(slots, store, changed, finder.config().margin);
         self.times.upkeep = t.elapsed();
         let builds = self.times.builds + self.statics.builds;
         self.times.serial += self.times.upkeep.saturating_sub(builds);
-        if self.cost.choose(changed.list().len(), slots.live) {
+        if self.retry {
+            self.lists.statics.stale_all();
+            self.lists.leaves.stale_all();
+        }
+        if store.moving == 0 || self.retry || self.cost.choose(changed.list().len(), slots.live) {
             return self.whole(slots, store, changed, pairs, finder, old, new);
         }
         self.walks(slots, store, changed, finder, old, new)?;

@@ -159,8 +159,10 @@ impl<const D: usize> Changed<D> {
         if !self.region.overlaps(&outer) || f.changed.contains(e.id) {
             return;
         }
-        if self.skip.overlaps(&outer) {
-            // The second half of a split object, near the box it skips: the exact test.
+        if !self.skip.is_inverted() {
+            // The second half of a split object: the exact test, as the skip test needs
+            // the whole box (a listed box is clipped to the list's fat box, so a long
+            // static box met by both halves would be met twice).
             let g = f.store.boxes[e.id as usize].grown(f.margin);
             return self.meet(e.id, &g, Kind::Static, f, old, new);
         }

@@ -51,6 +51,14 @@ impl<const D: usize> Search<D> {
     ) -> Result<(), Error> {
         let t = Instant::now();
         let sc = &mut self.scratch;
+        // No object moves (a level, a map for lookups): no pair can be, and every stored
+        // one ended (its last moving member was removed or made static).
+        if store.moving == 0 {
+            self.times.searched = false;
+            if pairs.len() == 0 {
+                return Ok(());
+            }
+        }
         // Each changed slot's position in the changed list, for its old generation.
         sc.gather_slots.clear();
         sc.gather_slots.resize(store.len(), NONE);
@@ -68,6 +76,10 @@ impl<const D: usize> Search<D> {
                 [Handle::new(a, generation_then(a)), Handle::new(b, generation_then(b))]
             })
         }));
+        if store.moving == 0 {
+            self.times.serial += t.elapsed();
+            return Ok(());
+        }
         // Pairs among the dynamic objects, then a join of the static ones against them.
         // Static pairs are never searched (a level's overlapping tiles would count against
         // the pair bound, and cost). PERF: benches/regimes.rs (`build`, `fall`,

@@ -308,6 +308,8 @@ pub struct Seen {
     pub removed: usize,
     /// Updates after which the pairs were the same.
     pub unchanged: usize,
+    /// Updates failed on a pair bound one short of the pairs, then retried.
+    pub bound_failures: usize,
 }
 
 /// A handle the world must refuse: a removed one, or one from another world past every
