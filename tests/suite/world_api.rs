@@ -188,7 +188,7 @@ fn a_self_overlapping_level_updates_under_a_pair_bound() {
 #[test]
 fn a_world_that_failed_on_its_bound_raises_it_and_updates() {
     let mut w = World2::new(Config::default().with_max_pairs(Some(2))).unwrap();
-    let hs = w.extend(&vec![sq(0.0, 0.0, 1.0); 4], Kind::Dynamic).unwrap();
+    let hs = w.extend(&[sq(0.0, 0.0, 1.0); 4], Kind::Dynamic).unwrap();
     assert_eq!(w.update().err(), Some(Error::TooManyPairs { limit: 2 }));
     assert_eq!(w.update().err(), Some(Error::TooManyPairs { limit: 2 }));
     w.set_max_pairs(Some(6));
