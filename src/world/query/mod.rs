@@ -1,98 +1,49 @@
-//! The world's queries: the objects in a region or at a point, and the objects along a ray
-//! (the closest, all of them, or each to a visitor that may stop).
+//! The world's queries: the objects in a region, at a point or in a ball, the nearest
+//! objects to a point, and the objects along a ray or a swept box (the closest, all of
+//! them in order, or each to a callback that may clip the cast or stop it). A file a
+//! shape: `filter` ([`QueryFilter`]), `ray` (rays, and the casts rays and swept boxes
+//! share), `sweep`, `nearest`, `sphere`; the regions here.
 //!
-//! - Input: a region, point or ray, a [`Select`] of kinds and an optional [`Filter`].
-//!   Output: handles (sorted by handle), or hits `(handle, t)`.
+//! - Input: a shape and a [`QueryFilter`]. Output: handles (sorted by handle), hits
+//!   `(handle, t)` sorted by `(t, handle)`, or `(handle, distance)` sorted by
+//!   `(distance, handle)`.
 //! - What a query sees: every call made so far, changes since the last update included
 //!   (the boxes as [`World::aabb`] returns them, not grown by the margin). Objects clean
 //!   since the last update are found through the search's trees (`world::search::query`),
 //!   whose leaves hold their boxes; the objects changed since are each tested directly.
 //! - Cost: O(log n + k) a query for k candidates, plus one test for each object changed
 //!   since the last update: call [`World::update`] before many queries after many changes.
+//!   Ordered walks (nearest, a cast's callback, a cast's first `max_hits` hits) keep a
+//!   priority queue: O(log m) more for each of the m subtrees and objects it holds.
 //! - Threads: none for one query; the batches (`world::batch`) run on the caller's pool.
-//! - Allocation: none beyond the caller's output.
-//! - Errors: a NaN, infinite or inverted region is [`Error::InvalidBox`]; a non-finite
-//!   point or origin, a zero or non-finite direction, or a NaN or negative `max_t` is
+//! - Allocation: none beyond the caller's output, but for the priority queue of ordered
+//!   walks (`bvh::best`: one a thread, kept and reused) and the scratch of the sort of a
+//!   large region's hits (one a thread, kept).
+//! - Errors: a NaN, infinite or inverted region or swept box is [`Error::InvalidBox`]; a
+//!   non-finite point, origin or centre, a zero or non-finite direction, a NaN or
+//!   negative `max_t` or `max_distance`, a radius that is not finite or negative is
 //!   [`Error::InvalidQuery`]. Nothing panics.
-//! - Source: the slab test (Kay and Kajiya, "Ray tracing complex scenes", 1986) for rays;
-//!   the stack walks of the tree stage for both.
+//! - Source: the slab test (Kay and Kajiya, "Ray tracing complex scenes", 1986) for rays
+//!   and swept boxes; Hjaltason and Samet's best-first search ("Distance browsing in
+//!   spatial databases", 1999) for ordered walks; the stack walks of the tree stage.
+
+mod filter;
+mod nearest;
+mod ray;
+mod sphere;
+mod sweep;
+
+pub use filter::QueryFilter;
+pub(crate) use nearest::check_max_distance;
+pub use ray::{CastAction, CastHit, Ray};
+pub use sphere::Sphere;
+pub use sweep::Sweep;
 
 use super::search::Sight;
-use super::{Filter, Handle, Kind, World};
-use crate::bvh::RayTest;
+use super::{Handle, World};
+use crate::bvh::with_frontier;
 use crate::{Aabb, Error};
 use std::ops::ControlFlow;
-
-/// Which objects a query searches.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Select {
-    /// Only [`Kind::Static`] objects.
-    Static,
-    /// Only [`Kind::Dynamic`] and [`Kind::Kinematic`] objects.
-    Dynamic,
-    /// Every object.
-    #[default]
-    All,
-}
-
-impl Select {
-    fn statics(self) -> bool {
-        self != Select::Dynamic
-    }
-
-    fn dynamics(self) -> bool {
-        self != Select::Static
-    }
-
-    fn takes(self, k: Kind) -> bool {
-        match k {
-            Kind::Static => self.statics(),
-            Kind::Kinematic | Kind::Dynamic => self.dynamics(),
-        }
-    }
-}
-
-/// A ray `origin + t * dir` for `0 <= t <= max_t` (so `t` is in units of `dir`'s length),
-/// as the batched casts take it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Ray<const D: usize> {
-    /// Where the ray starts: finite.
-    pub origin: [f32; D],
-    /// Its direction: finite, not zero (need not be of unit length).
-    pub dir: [f32; D],
-    /// How far it goes, in units of `dir`: at least 0, not NaN (may be infinite).
-    pub max_t: f32,
-}
-
-impl<const D: usize> Ray<D> {
-    /// The ray from `origin` along `dir` up to `max_t` (checked where it is cast).
-    pub const fn new(origin: [f32; D], dir: [f32; D], max_t: f32) -> Self {
-        Self { origin, dir, max_t }
-    }
-
-    /// Checks the ray; `index` names it in the error.
-    pub(crate) fn check(&self, index: usize) -> Result<RayTest<D>, Error> {
-        let bad = |reason| Err(Error::InvalidQuery { index, reason });
-        if !self.origin.iter().all(|x| x.is_finite()) {
-            return bad("ray origin is not finite");
-        }
-        if !self.dir.iter().all(|x| x.is_finite()) {
-            return bad("ray direction is not finite");
-        }
-        if self.dir.iter().all(|&x| x == 0.0) {
-            return bad("ray direction is zero");
-        }
-        if self.max_t.is_nan() || self.max_t < 0.0 {
-            return bad("ray max_t is NaN or negative");
-        }
-        Ok(self.prepared())
-    }
-
-    /// The ray prepared for slab tests, for a ray already checked.
-    pub(crate) fn prepared(&self) -> RayTest<D> {
-        RayTest::new(self.origin, self.dir, self.max_t)
-    }
-}
 
 /// Checks a point; `index` names it in the error.
 pub(crate) fn check_point<const D: usize>(p: &[f32; D], index: usize) -> Result<Aabb<D>, Error> {
@@ -104,33 +55,37 @@ pub(crate) fn check_point<const D: usize>(p: &[f32; D], index: usize) -> Result<
 }
 
 impl<const D: usize> World<D> {
-    /// Every live object of the `select`ed kinds whose box overlaps `region` (closed boxes:
-    /// touching counts) and whose filter `filter` accepts (as for pairs: each one's
-    /// membership meets the other's mask; `None` takes every object), into `out` (cleared
-    /// first), sorted by handle. See the module docs for what a query sees and costs.
+    /// Every live object whose box overlaps `region` (closed boxes: touching counts) and
+    /// that `filter` takes, into `out` (cleared first), sorted by handle.
+    ///
+    /// Like every query, it sees every call made so far, changes since the last update
+    /// included, and reads the boxes as set (not grown by the margin). Cost: O(log n + k)
+    /// for k candidates, plus a test of each object changed since the last update.
     ///
     /// ```
-    /// use broadphase::{Aabb2, Config, Kind, Select, World2};
+    /// use broadphase::{Aabb2, Config, Kind, QueryFilter, World2};
     /// let mut world = World2::new(Config::default())?;
     /// let wall = world.insert(Aabb2::new([0.0, 0.0], [1.0, 10.0]), Kind::Static)?;
     /// let ball = world.insert(Aabb2::new([5.0, 5.0], [6.0, 6.0]), Kind::Dynamic)?;
     /// world.update()?;
     /// let mut out = Vec::new();
-    /// world.query_aabb(Aabb2::new([0.5, 4.0], [5.0, 5.0]), Select::All, None, &mut out)?;
+    /// let all = QueryFilter::default();
+    /// world.query_aabb(Aabb2::new([0.5, 4.0], [5.0, 5.0]), all, &mut out)?;
     /// assert_eq!(out, [wall, ball]);
-    /// assert_eq!(world.cast_ray([3.0, 5.5], [1.0, 0.0], 10.0, Select::All, None)?, Some((ball, 2.0)));
+    /// world.query_aabb(Aabb2::new([0.5, 4.0], [5.0, 5.0]), all.only_dynamic(), &mut out)?;
+    /// assert_eq!(out, [ball]);
+    /// assert_eq!(world.cast_ray([3.0, 5.5], [1.0, 0.0], 10.0, all)?, Some((ball, 2.0)));
     /// # Ok::<(), broadphase::Error>(())
     /// ```
     pub fn query_aabb(
         &self,
         region: Aabb<D>,
-        select: Select,
-        filter: Option<Filter>,
+        filter: QueryFilter<'_>,
         out: &mut Vec<Handle>,
     ) -> Result<(), Error> {
         super::check(&region, 0)?;
         out.clear();
-        self.region_into(&region, select, filter, out);
+        self.region_into(&region, &filter, out);
         Ok(())
     }
 
@@ -138,13 +93,12 @@ impl<const D: usize> World<D> {
     pub fn query_point(
         &self,
         point: [f32; D],
-        select: Select,
-        filter: Option<Filter>,
+        filter: QueryFilter<'_>,
         out: &mut Vec<Handle>,
     ) -> Result<(), Error> {
         let region = check_point(&point, 0)?;
         out.clear();
-        self.region_into(&region, select, filter, out);
+        self.region_into(&region, &filter, out);
         Ok(())
     }
 
@@ -153,73 +107,11 @@ impl<const D: usize> World<D> {
     pub fn query_aabb_each(
         &self,
         region: Aabb<D>,
-        select: Select,
-        filter: Option<Filter>,
+        filter: QueryFilter<'_>,
         visit: impl FnMut(Handle) -> ControlFlow<()>,
     ) -> Result<ControlFlow<()>, Error> {
         super::check(&region, 0)?;
-        Ok(self.each_in(&region, select, filter, visit))
-    }
-
-    /// The closest object of the `select`ed kinds, accepted by `filter`, whose box the ray
-    /// `origin + t * dir`, `0 <= t <= max_t`, meets, with the `t` where it enters the box
-    /// (0 for a box the ray starts in; closed boxes, so a ray grazing a face or an edge
-    /// hits). Ties go to the lower handle.
-    ///
-    /// The slab test: per axis, `t = (bound - origin) * (1 / dir)`, rounded as `f32`; an
-    /// axis whose direction component is 0 (or so small that its reciprocal overflows)
-    /// needs the origin within the box's bounds there.
-    pub fn cast_ray(
-        &self,
-        origin: [f32; D],
-        dir: [f32; D],
-        max_t: f32,
-        select: Select,
-        filter: Option<Filter>,
-    ) -> Result<Option<(Handle, f32)>, Error> {
-        let ray = Ray::new(origin, dir, max_t).check(0)?;
-        Ok(self.closest(&ray, select, filter))
-    }
-
-    /// Every hit [`World::cast_ray`] considers, into `out` (cleared first), sorted by
-    /// `(t, handle)`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn cast_ray_all(
-        &self,
-        origin: [f32; D],
-        dir: [f32; D],
-        max_t: f32,
-        select: Select,
-        filter: Option<Filter>,
-        out: &mut Vec<(Handle, f32)>,
-    ) -> Result<(), Error> {
-        let ray = Ray::new(origin, dir, max_t).check(0)?;
-        out.clear();
-        self.hits_into(&ray, select, filter, out);
-        Ok(())
-    }
-
-    /// Each hit of [`World::cast_ray_all`] to `visit`, in no set order (nearer parts of the
-    /// world first), until `visit` breaks; returns what the last call of `visit` did.
-    #[allow(clippy::too_many_arguments)]
-    pub fn cast_ray_each(
-        &self,
-        origin: [f32; D],
-        dir: [f32; D],
-        max_t: f32,
-        select: Select,
-        filter: Option<Filter>,
-        mut visit: impl FnMut(Handle, f32) -> ControlFlow<()>,
-    ) -> Result<ControlFlow<()>, Error> {
-        let ray = Ray::new(origin, dir, max_t).check(0)?;
-        let mut cut = ray.max_t();
-        Ok(self.ray_each(&ray, &mut cut, select, filter, |h, t, _| visit(h, t)))
-    }
-
-    /// Whether live slot `s` is of a selected kind and passes the filter.
-    #[inline]
-    fn takes(&self, s: usize, select: Select, filter: Option<Filter>) -> bool {
-        select.takes(self.store.kinds[s]) && self.passes(s, filter)
+        Ok(self.each_in(&region, &filter, visit))
     }
 
     /// The live handle of slot `s`.
@@ -228,27 +120,68 @@ impl<const D: usize> World<D> {
         Handle::new(s, self.slots.generations[s as usize])
     }
 
-    /// The region query's hits appended to `out`, that part sorted.
-    pub(crate) fn region_into(
+    /// Whether live slot `s`, named `h`, passes the whole filter.
+    #[inline]
+    fn takes(&self, s: usize, h: Handle, filter: &QueryFilter<'_>) -> bool {
+        filter.takes(h, self.store.kinds[s], self.store.filter(s).membership, || self.store.user_data(s))
+    }
+
+    /// Whether the clean slot `s` of generation `g`, found in a tree the filter picked,
+    /// passes the rest of the filter (nothing to test where it is plain).
+    #[inline]
+    fn takes_found(&self, plain: bool, s: u32, g: u32, filter: &QueryFilter<'_>) -> bool {
+        plain || self.takes(s as usize, Handle::new(s, g), filter)
+    }
+
+    /// Whether slot `s` is a live object the filter takes (for the changed objects,
+    /// tested outside the trees).
+    #[inline]
+    fn takes_changed(&self, s: u32, filter: &QueryFilter<'_>) -> bool {
+        self.slots.alive[s as usize] && self.takes(s as usize, self.handle_of(s), filter)
+    }
+
+    /// Each object whose box has `key(box, cut)` at most `*cut`, in order of `(key, slot)`,
+    /// to `visit(slot, key, cut)`, which may lower `*cut` or stop: the best-first walk
+    /// (`bvh::best`) over the trees the filter picks, with the changed objects queued
+    /// beside them. `key` must be monotone (a box holding another keys no greater).
+    fn ordered(
         &self,
-        region: &Aabb<D>,
-        select: Select,
-        filter: Option<Filter>,
-        out: &mut Vec<Handle>,
-    ) {
+        filter: &QueryFilter<'_>,
+        cut: &mut f32,
+        key: impl Fn(&Aabb<D>, f32) -> Option<f32>,
+        visit: impl FnMut(u32, f32, &mut f32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        let plain = filter.plain();
+        with_frontier(|frontier| {
+            for &s in self.dirty.list() {
+                if !self.slots.alive[s as usize] {
+                    continue;
+                }
+                match key(&self.store.boxes[s as usize], *cut) {
+                    Some(k) if self.takes_changed(s, filter) => frontier.push_leaf(k, s),
+                    _ => {}
+                }
+            }
+            let take = |s, g| self.takes_found(plain, s, g, filter);
+            self.scratch.search.best_first(frontier, &self.sight(filter), cut, &key, take, visit)
+        })
+    }
+
+    /// The region query's hits appended to `out`, that part sorted.
+    pub(crate) fn region_into(&self, region: &Aabb<D>, filter: &QueryFilter<'_>, out: &mut Vec<Handle>) {
         let start = out.len();
-        let _ = self.each_in(region, select, filter, |h| {
+        let _ = self.each_in(region, filter, |h| {
             out.push(h);
             ControlFlow::Continue(())
         });
         sort_by_index(&mut out[start..]);
     }
 
-    /// What the search's side of a query reads.
-    fn sight(&self, select: Select) -> Sight<'_, D> {
+    /// What the search's side of a query reads: the trees of the kinds the filter takes.
+    fn sight(&self, filter: &QueryFilter<'_>) -> Sight<'_, D> {
         Sight {
-            statics: select.statics(),
-            dynamics: select.dynamics(),
+            statics: filter.statics(),
+            dynamics: filter.moving(),
             dirty: &self.dirty,
             store: &self.store,
             generations: &self.slots.generations,
@@ -256,101 +189,31 @@ impl<const D: usize> World<D> {
         }
     }
 
-    /// Whether slot `s` passes the filter.
-    #[inline]
-    fn passes(&self, s: usize, filter: Option<Filter>) -> bool {
-        filter.map_or(true, |f| f.accepts(self.store.filter(s)))
-    }
-
-    /// Each object in the region: the clean ones through the trees (which hold each kind
-    /// apart), then the changed ones.
+    /// Each object in the region: the clean ones through the trees (which hold the static
+    /// objects apart), then the changed ones.
     fn each_in(
         &self,
         region: &Aabb<D>,
-        select: Select,
-        filter: Option<Filter>,
+        filter: &QueryFilter<'_>,
         mut visit: impl FnMut(Handle) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        self.scratch.search.region_hits(region, &self.sight(select), |s, g| {
-            if self.passes(s as usize, filter) {
+        let plain = filter.plain();
+        self.scratch.search.region_hits(region, &self.sight(filter), |s, g| {
+            if self.takes_found(plain, s, g, filter) {
                 visit(Handle::new(s, g))
             } else {
                 ControlFlow::Continue(())
             }
         })?;
         for &s in self.dirty.list() {
-            let si = s as usize;
-            if self.slots.alive[si] && self.store.boxes[si].overlaps(region) && self.takes(si, select, filter)
+            if self.slots.alive[s as usize]
+                && self.store.boxes[s as usize].overlaps(region)
+                && self.takes_changed(s, filter)
             {
                 visit(self.handle_of(s))?;
             }
         }
         ControlFlow::Continue(())
-    }
-
-    /// Each hit at `t <= *cut` to `visit(handle, t, cut)`: the clean objects through the
-    /// trees, nearer subtrees first, then the changed ones.
-    fn ray_each(
-        &self,
-        ray: &RayTest<D>,
-        cut: &mut f32,
-        select: Select,
-        filter: Option<Filter>,
-        mut visit: impl FnMut(Handle, f32, &mut f32) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
-        self.scratch.search.ray_hits(ray, cut, &self.sight(select), |s, g, t, cut| {
-            if self.passes(s as usize, filter) {
-                visit(Handle::new(s, g), t, cut)
-            } else {
-                ControlFlow::Continue(())
-            }
-        })?;
-        for &s in self.dirty.list() {
-            let si = s as usize;
-            if !self.slots.alive[si] || !self.takes(si, select, filter) {
-                continue;
-            }
-            if let Some(t) = ray.enters_box(&self.store.boxes[si], *cut) {
-                visit(self.handle_of(s), t, cut)?;
-            }
-        }
-        ControlFlow::Continue(())
-    }
-
-    /// The closest hit, ties to the lower handle.
-    pub(crate) fn closest(
-        &self,
-        ray: &RayTest<D>,
-        select: Select,
-        filter: Option<Filter>,
-    ) -> Option<(Handle, f32)> {
-        let mut best: Option<(Handle, f32)> = None;
-        let mut cut = ray.max_t();
-        let _ = self.ray_each(ray, &mut cut, select, filter, |h, t, cut| {
-            if best.map_or(true, |(bh, bt)| t < bt || (t == bt && h < bh)) {
-                best = Some((h, t));
-                *cut = t;
-            }
-            ControlFlow::Continue(())
-        });
-        best
-    }
-
-    /// Every hit appended to `out`, that part sorted by `(t, handle)`.
-    pub(crate) fn hits_into(
-        &self,
-        ray: &RayTest<D>,
-        select: Select,
-        filter: Option<Filter>,
-        out: &mut Vec<(Handle, f32)>,
-    ) {
-        let start = out.len();
-        let mut cut = ray.max_t();
-        let _ = self.ray_each(ray, &mut cut, select, filter, |h, t, _| {
-            out.push((h, t));
-            ControlFlow::Continue(())
-        });
-        out[start..].sort_unstable_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
     }
 }
 
