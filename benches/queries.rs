@@ -1,7 +1,8 @@
-//! The world's queries (regions, points, rays: one at a time and batched) against parry's
-//! `Bvh` in 2D and 3D and, in 2D, geo-index's packed Hilbert R-tree and rstar's R*-tree,
-//! on the same boxes and the same queries in the same run; and `find_pairs_between` of a
-//! dynamic crowd against the static scene, against one `find_pairs` over both.
+//! The world's queries (regions, points, rays, spheres, nearest, swept boxes: one at a time
+//! and batched) against parry's `Bvh` in 2D and 3D and, in 2D, geo-index's packed Hilbert
+//! R-tree and rstar's R*-tree, on the same boxes and the same queries in the same run; and
+//! `find_pairs_between` of a dynamic crowd against the static scene, against one
+//! `find_pairs` over both.
 //!
 //! Run: `cargo bench --bench queries` (1M static boxes: a level, `terrain`, and `uniform`
 //! in 3D, a tiled map, `tiles`, in 2D; 10k small regions, 1k large regions, 10k points,
@@ -18,7 +19,7 @@
 //! | `BP_DIMS`         | `2,3`            | dimensions                                            |
 //! | `BP_SCENES`       | 3D `terrain,uniform`, 2D `tiles` | scenes of `internals::scene` for every dimension (`level` = `terrain`, `map` = `tiles`) |
 //! | `BP_THREADS`      | `1,2`            | rayon thread counts                                   |
-//! | `BP_GROUPS`       | all              | `regions_small,regions_large,points,rays_closest,rays_all,between` |
+//! | `BP_GROUPS`       | all              | `regions_small,regions_large,points,rays_closest,rays_all,spheres,nearest_k1,nearest_k10,sweeps,between` |
 //! | `BP_PEERS`        | `parry,geo_index,rstar` | peers to run (`none`: ours only)              |
 //! | `BP_PARRY_BUILD`  | `ploc`           | parry's tree build: `ploc` (its choice for queries) or `binned` |
 //! | `BP_SMALL_HITS`   | `10`             | mean hits a small region is sized for                 |
@@ -35,24 +36,36 @@
 //! whose side is found by bisection on a sample so that the mean hits are `BP_SMALL_HITS`
 //! or `BP_LARGE_HITS`. Points are uniform in the scene's bounds. Rays start uniform in the
 //! bounds, go in a uniformly random direction (unit length) and reach `BP_RAY_LEN` times
-//! the bounds' diagonal. Before the timings it prints, per scene, each query kind's mean
-//! hits (closest: the share of rays that hit), and each peer's build time.
+//! the bounds' diagonal. Spheres are centred where the small regions are, of radius the
+//! small regions' half side. Nearest queries (k = 1 and 10, no distance bound) start at
+//! the points. Swept boxes are cubes of half the small regions' half side, from uniform
+//! points, along uniform directions as far as a ray goes. Before the timings it prints,
+//! per scene, each query kind's mean hits (closest: the share of rays that hit), and each
+//! peer's build time.
 //!
 //! Groups `queries/{scene}/{2d|3d}/{kind}`, kind one of `regions_small`, `regions_large`,
-//! `points`, `rays_closest`, `rays_all` (throughput: queries), functions `{side}/t{threads}`:
-//! - `ours_single`: a loop of `query_aabb` / `query_point` / `cast_ray` / `cast_ray_all`
-//!   into one reused `Vec`;
-//! - `ours_batch`: one `query_aabbs` / `query_points` / `cast_rays` / `cast_rays_all` into
-//!   a reused `Batch` (a `Vec` for `cast_rays`);
+//! `points`, `rays_closest`, `rays_all`, `spheres`, `nearest_k1`, `nearest_k10`, `sweeps`
+//! (throughput: queries), functions `{side}/t{threads}`:
+//! - `ours_single`: a loop of `query_aabb` / `query_point` / `cast_ray` / `cast_ray_all` /
+//!   `query_sphere` / `nearest` / `cast_aabb` into one reused `Vec`;
+//! - `ours_batch`: one `query_aabbs` / `query_points` / `cast_rays` / `cast_rays_all` /
+//!   `query_spheres` / `nearest_to_points` / `cast_aabbs` into a reused `Batch` (a `Vec`
+//!   for the closest hits);
 //! - `parry` (parry3d 0.31 in 3D, parry2d 0.31 in 2D): `Bvh::from_leaves` (PLOC by
 //!   default), a loop of `intersect_aabb` (points: a zero-size box) collected into a reused
 //!   `Vec`, `cast_ray` with the leaf test `Aabb::cast_local_ray` (solid), and for all hits
 //!   a `traverse` pruning by that same test on each node's box (parry has no all-hits cast);
-//! - `geo_index` (2D; regions, points): `RTreeBuilder` + `HilbertSort`, a loop of `search`
-//!   (which returns a new `Vec` a query);
-//! - `rstar` (2D; regions, points): `RTree::bulk_load` of `GeomWithData<Rectangle>`, a loop
-//!   of `locate_in_envelope_intersecting` / `locate_all_at_point` collected into a reused
-//!   `Vec`.
+//!   spheres: `leaves` pruned by each node box's `distance_to_local_point`; nearest (k = 1
+//!   only: parry has no k-nearest): `project_point` with each leaf box's
+//!   `project_local_point` (solid); swept boxes: `find_best` on node and leaf boxes grown by
+//!   the swept box's half extents, cast as a ray from its centre (how parry's own shape
+//!   casts against composite shapes walk a tree);
+//! - `geo_index` (2D; regions, points, nearest): `RTreeBuilder` + `HilbertSort`, a loop of
+//!   `search` / `neighbors` (which return a new `Vec` a query);
+//! - `rstar` (2D; regions, points, spheres, nearest): `RTree::bulk_load` of
+//!   `GeomWithData<Rectangle>`, a loop of `locate_in_envelope_intersecting` /
+//!   `locate_all_at_point` / `locate_within_distance` / `nearest_neighbor` (k = 1) /
+//!   `nearest_neighbor_iter` (k = 10) collected into a reused `Vec`.
 //!
 //! Fairness: every side runs in a rayon pool of `t` threads. On one thread every loop is a
 //! plain loop on that thread. On more, every loop of single queries, ours and the peers'
@@ -61,9 +74,10 @@
 //! themselves. All trees and queries are built before and outside the timings; outputs are
 //! reused; every result goes through `black_box`. All sides find closed-box overlaps; rays
 //! use the same slab test, so the answers are the same sets (`BP_CHECK=1` asserts it: the
-//! sorted box indices of every region, point and all-hits ray, and the closest hit's `t`
-//! within 1e-5 relative, a hit at `max_t` missed by one side allowed: parry stops short of
-//! `max_t`; ties may go to different boxes).
+//! sorted box indices of every region, point, sphere and all-hits ray, the closest hit's
+//! `t` (ray or swept box) within 1e-5 relative, a hit at `max_t` missed by one side
+//! allowed: parry stops short of `max_t`; ties may go to different boxes; and the
+//! distances of the nearest boxes, in order, within 1e-5 relative).
 //!
 //! Groups `between/{scene}/{2d|3d}`, functions `ours_between/t{t}` (`find_pairs_between`
 //! of the static boxes and `BP_QUERY_STATIC / 10` dynamic boxes, sides 0.5-1, each on top of
@@ -238,7 +252,7 @@ fn bench_scene<const D: usize>(c: &mut Criterion, opts: &Opts, pools: &Pools, na
             add("rstar RTree", &|| Box::new(Rstar::build(&boxes)));
         }
         if opts.check {
-            let ok = big.install(|| check(&label, &ours, &peers, &qs));
+            let ok = big.install(|| check(&label, &ours, &peers, &qs, &boxes));
             assert!(ok, "check failed on {label}: see MISMATCH lines above");
             println!("check {label}: passed");
         }

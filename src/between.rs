@@ -1,7 +1,7 @@
 //! The one-shot spatial join: every pair of a box of one set and a box of another that
 //! overlap (static against dynamic, layer against layer), without a world.
 //!
-//! - Input: two slices of boxes and the finder's [`Config`](crate::Config) (its margin
+//! - Input: two slices of boxes and the finder's [`Config`] (its margin
 //!   and pair bound). Output: every `[i, j]` with `a[i]` overlapping `b[j]`, sorted.
 //! - Stages: both sets validated; a tree ([`crate::bvh`]) over the smaller set; blocks of
 //!   consecutive boxes of the larger set walk it (`bvh::between`); the pair sort, in one id space (`a`'s ids,

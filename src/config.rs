@@ -77,10 +77,10 @@ pub struct Config<const D: usize> {
     /// Which algorithm runs.
     pub method: Method,
     /// The most pairs a call may report. A call that would report more returns
-    /// [`Error::TooManyPairs`](crate::Error::TooManyPairs), having stopped once the bound was
+    /// [`Error::TooManyPairs`], having stopped once the bound was
     /// passed, without allocating beyond it: a guard against pair explosions (thousands of
     /// boxes at one spot) in a frame loop. `None` (the default): no bound; a pair explosion
-    /// that cannot be allocated is then [`Error::OutOfMemory`](crate::Error::OutOfMemory)
+    /// that cannot be allocated is then [`Error::OutOfMemory`]
     /// where the allocator reports it.
     pub max_pairs: Option<usize>,
 }

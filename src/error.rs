@@ -68,9 +68,10 @@ pub enum Error {
         /// ([`Handle::raw`](crate::Handle::raw)).
         handle: u64,
     },
-    /// Query `index` of a call (0 for a single query) is not a valid query: a point or a
-    /// ray origin that is not finite, a ray direction that is zero or not finite, or a
-    /// ray length that is NaN or negative.
+    /// Query `index` of a call (0 for a single query) is not a valid query: a point, a
+    /// ray origin or a ball's centre that is not finite, a cast's direction that is zero
+    /// or not finite, a cast's length or a nearest query's `max_distance` that is NaN or
+    /// negative, or a radius that is not finite or negative.
     InvalidQuery {
         /// Index of the first invalid query in the input slice.
         index: usize,

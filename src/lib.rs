@@ -64,6 +64,6 @@ pub use error::{BoxProblem, Error};
 pub use pipeline::{find_pairs, find_pairs_with, release_cached_buffers, Broadphase};
 pub use stats::Stats;
 pub use world::{
-    Batch, Departed, Events, Filter, FrameSummary, Handle, Kind, Object, Ray, Select, World, World2, World3,
-    WorldStats,
+    Batch, CastAction, CastHit, Departed, Events, Filter, FrameSummary, Handle, Kind, Object, QueryFilter,
+    Ray, Sphere, Sweep, World, World2, World3, WorldStats,
 };

@@ -4,7 +4,7 @@
 use crate::peer::{Answers, Loops, Ours, Peer, QKind, Queries};
 use crate::{Opts, SEED};
 use broadphase::internals::scene::Rng;
-use broadphase::{Aabb, Batch, Handle, Ray, Select};
+use broadphase::{Aabb, Batch, Handle, QueryFilter, Ray, Sphere, Sweep};
 use std::hint::black_box;
 
 // ---------------------------------------------------------------------------------------
@@ -31,7 +31,7 @@ fn cube<const D: usize>(c: &[f32; D], r: f32) -> Aabb<D> {
 fn mean_hits<const D: usize>(ours: &Ours<D>, centres: &[[f32; D]], r: f32) -> f64 {
     let mut n = 0usize;
     for c in centres {
-        let _ = ours.world.query_aabb_each(cube(c, r), Select::All, None, |_| {
+        let _ = ours.world.query_aabb_each(cube(c, r), QueryFilter::new(), |_| {
             n += 1;
             std::ops::ControlFlow::Continue(())
         });
@@ -89,26 +89,45 @@ pub fn make_queries<const D: usize>(
     let points: Vec<[f32; D]> =
         (0..opts.n).map(|_| std::array::from_fn(|k| rng.range(b.min[k], b.max[k]))).collect();
     let max_t = opts.ray_len * diagonal;
+    let unit = |rng: &mut Rng| -> [f32; D] {
+        loop {
+            let d: [f32; D] = std::array::from_fn(|_| rng.range(-1.0, 1.0));
+            let len = d.iter().map(|x| x * x).sum::<f32>().sqrt();
+            if (0.1..=1.0).contains(&len) {
+                break std::array::from_fn(|k| d[k] / len);
+            }
+        }
+    };
     let rays = (0..opts.n)
         .map(|_| {
             let origin = std::array::from_fn(|k| rng.range(b.min[k], b.max[k]));
-            let dir = loop {
-                let d: [f32; D] = std::array::from_fn(|_| rng.range(-1.0, 1.0));
-                let len = d.iter().map(|x| x * x).sum::<f32>().sqrt();
-                if (0.1..=1.0).contains(&len) {
-                    break std::array::from_fn(|k| d[k] / len);
-                }
-            };
-            Ray::new(origin, dir, max_t)
+            Ray::new(origin, unit(&mut rng), max_t)
+        })
+        .collect();
+    // Swept boxes: cubes of the small regions' half side, from uniform points, as far as a
+    // ray goes.
+    let sweeps = (0..opts.n)
+        .map(|_| {
+            let c: [f32; D] = std::array::from_fn(|k| rng.range(b.min[k], b.max[k]));
+            Sweep::new(cube(&c, 0.5 * r_small), unit(&mut rng), max_t)
         })
         .collect();
     let qs = Queries {
         small: small_c.iter().map(|c| cube(c, r_small)).collect(),
         large: large_c.iter().map(|c| cube(c, r_large)).collect(),
+        spheres: small_c.iter().map(|c| Sphere::new(*c, r_small)).collect(),
         points,
         rays,
+        sweeps,
     };
     let mean = |k: QKind| ours.run(&qs, k, false) as f64 / qs.count(k).max(1) as f64;
+    eprintln!(
+        "{label}: spheres: the small regions' centres, radius their half side, mean hits {:.1}; sweeps: \
+         cubes of side {:.3}, max_t as rays': {:.1}% hit",
+        mean(QKind::Spheres),
+        r_small,
+        100.0 * mean(QKind::Sweeps),
+    );
     eprintln!(
         "{label}: {} boxes in {b:?}\n{label}: regions_small: {} cubes of side {:.3}, mean hits {:.1}; \
          regions_large: {} of side {:.3}, mean hits {:.1}; points: {}, mean hits {:.3}\n{label}: rays: {}, \
@@ -145,17 +164,26 @@ impl BatchOut {
     /// One batch call for every query of `kind`, on the current pool; the hits.
     pub fn run<const D: usize>(&mut self, ours: &Ours<D>, qs: &Queries<D>, kind: QKind) -> usize {
         let w = &ours.world;
-        let (all, none) = (Select::All, None);
+        let all = QueryFilter::new();
         match kind {
-            QKind::RegionsSmall => w.query_aabbs(&qs.small, all, none, &mut self.handles).unwrap(),
-            QKind::RegionsLarge => w.query_aabbs(&qs.large, all, none, &mut self.handles).unwrap(),
-            QKind::Points => w.query_points(&qs.points, all, none, &mut self.handles).unwrap(),
-            QKind::RaysClosest => {
-                w.cast_rays(&qs.rays, all, none, &mut self.closest).unwrap();
+            QKind::RegionsSmall => w.query_aabbs(&qs.small, all, &mut self.handles).unwrap(),
+            QKind::RegionsLarge => w.query_aabbs(&qs.large, all, &mut self.handles).unwrap(),
+            QKind::Points => w.query_points(&qs.points, all, &mut self.handles).unwrap(),
+            QKind::Spheres => w.query_spheres(&qs.spheres, all, &mut self.handles).unwrap(),
+            QKind::RaysClosest | QKind::Sweeps => {
+                if kind == QKind::Sweeps {
+                    w.cast_aabbs(&qs.sweeps, all, &mut self.closest).unwrap();
+                } else {
+                    w.cast_rays(&qs.rays, all, &mut self.closest).unwrap();
+                }
                 return black_box(&self.closest).iter().filter(|h| h.is_some()).count();
             }
-            QKind::RaysAll => {
-                w.cast_rays_all(&qs.rays, all, none, &mut self.hits).unwrap();
+            QKind::RaysAll | QKind::Nearest1 | QKind::Nearest10 => {
+                if kind == QKind::RaysAll {
+                    w.cast_rays_all(&qs.rays, usize::MAX, all, &mut self.hits).unwrap();
+                } else {
+                    w.nearest_to_points(&qs.points, kind.k(), f32::INFINITY, all, &mut self.hits).unwrap();
+                }
                 return black_box(&self.hits).items().len();
             }
         }
@@ -166,17 +194,24 @@ impl BatchOut {
     fn same_as_single<const D: usize>(&self, ours: &Ours<D>, qs: &Queries<D>, kind: QKind) -> bool {
         let (mut one, mut hits) = (Vec::new(), Vec::new());
         match kind {
-            QKind::RegionsSmall | QKind::RegionsLarge | QKind::Points => (0..qs.count(kind)).all(|i| {
-                match kind {
-                    QKind::RegionsSmall => ours.region(&qs.small[i], &mut one),
-                    QKind::RegionsLarge => ours.region(&qs.large[i], &mut one),
-                    _ => ours.point(&qs.points[i], &mut one),
-                }
-                self.handles.get(i) == one.as_slice()
-            }),
+            QKind::RegionsSmall | QKind::RegionsLarge | QKind::Points | QKind::Spheres => (0..qs.count(kind))
+                .all(|i| {
+                    match kind {
+                        QKind::RegionsSmall => ours.region(&qs.small[i], &mut one),
+                        QKind::RegionsLarge => ours.region(&qs.large[i], &mut one),
+                        QKind::Spheres => ours.sphere(&qs.spheres[i], &mut one),
+                        _ => ours.point(&qs.points[i], &mut one),
+                    }
+                    self.handles.get(i) == one.as_slice()
+                }),
             QKind::RaysClosest => qs.rays.iter().zip(&self.closest).all(|(r, &c)| ours.ray_closest(r) == c),
+            QKind::Sweeps => qs.sweeps.iter().zip(&self.closest).all(|(s, &c)| ours.sweep_closest(s) == c),
             QKind::RaysAll => qs.rays.iter().enumerate().all(|(i, r)| {
                 ours.ray_all(r, &mut hits);
+                self.hits.get(i) == hits.as_slice()
+            }),
+            QKind::Nearest1 | QKind::Nearest10 => qs.points.iter().enumerate().all(|(i, p)| {
+                ours.nearest(p, kind.k(), &mut hits);
                 self.hits.get(i) == hits.as_slice()
             }),
         }
@@ -189,23 +224,25 @@ impl BatchOut {
 /// Whether `got` gives the answers of `want` (see the header for the tolerances); prints
 /// a verdict.
 fn agrees(what: &str, want: &Answers, got: &Answers, rays: &[f32]) -> bool {
+    let near = |x: f32, y: f32| (x - y).abs() <= 1e-5 * x.abs().max(y.abs()).max(1.0);
     let bad: Vec<usize> = match (want, got) {
         (Answers::Sets(a), Answers::Sets(b)) => (0..a.len()).filter(|&i| a[i] != b[i]).collect(),
         (Answers::Closest(a), Answers::Closest(b)) => (0..a.len())
-            .filter(|&i| {
-                let near = |x: f32, y: f32| (x - y).abs() <= 1e-5 * x.abs().max(y.abs()).max(1.0);
-                !match (a[i], b[i]) {
-                    (None, None) => true,
-                    (Some((_, x)), Some((_, y))) => near(x, y),
-                    (Some((_, t)), None) | (None, Some((_, t))) => near(t, rays[i]),
-                }
+            .filter(|&i| !match (a[i], b[i]) {
+                (None, None) => true,
+                (Some((_, x)), Some((_, y))) => near(x, y),
+                (Some((_, t)), None) | (None, Some((_, t))) => near(t, rays[i]),
             })
+            .collect(),
+        (Answers::Ranked(a), Answers::Ranked(b)) => (0..a.len())
+            .filter(|&i| a[i].len() != b[i].len() || a[i].iter().zip(&b[i]).any(|(&x, &y)| !near(x, y)))
             .collect(),
         _ => unreachable!("answers of different kinds"),
     };
     let total = match want {
         Answers::Sets(a) => a.len(),
         Answers::Closest(a) => a.len(),
+        Answers::Ranked(a) => a.len(),
     };
     if bad.is_empty() {
         println!("    {what}: {total} queries: ok");
@@ -227,6 +264,9 @@ fn agrees(what: &str, want: &Answers, got: &Answers, rays: &[f32]) -> bool {
             (Answers::Closest(a), Answers::Closest(b)) => {
                 println!("      ray {i}: ours {:?}, peer {:?}", a[i], b[i])
             }
+            (Answers::Ranked(a), Answers::Ranked(b)) => {
+                println!("      query {i}: ours {:?}, peer {:?}", a[i], b[i])
+            }
             _ => {}
         }
     }
@@ -239,19 +279,24 @@ pub fn check<const D: usize>(
     ours: &Ours<D>,
     peers: &[Box<dyn Loops<D>>],
     qs: &Queries<D>,
+    boxes: &[Aabb<D>],
 ) -> bool {
     println!("check {label}:");
     let mut ok = true;
-    let max_t: Vec<f32> = qs.rays.iter().map(|r| r.max_t).collect();
     let mut batch = BatchOut::default();
     for kind in QKind::ALL {
-        let want = ours.answers(qs, kind);
+        let max_t: Vec<f32> = match kind {
+            QKind::Sweeps => qs.sweeps.iter().map(|s| s.max_t).collect(),
+            _ => qs.rays.iter().map(|r| r.max_t).collect(),
+        };
+        let want = ours.answers(qs, kind, boxes);
         batch.run(ours, qs, kind);
         let same = batch.same_as_single(ours, qs, kind);
         println!("  {}: ours_batch {}", kind.name(), if same { "ok" } else { "MISMATCH with ours_single" });
         ok &= same;
         for p in peers.iter().filter(|p| p.runs(kind)) {
-            ok &= agrees(&format!("{}: {}", kind.name(), p.name()), &want, &p.answers(qs, kind), &max_t);
+            ok &=
+                agrees(&format!("{}: {}", kind.name(), p.name()), &want, &p.answers(qs, kind, boxes), &max_t);
         }
     }
     ok

@@ -1,12 +1,13 @@
 //! The sides of `benches/queries.rs`: ours (one `World` query a call) and the peers
 //! (parry2d / parry3d's `Bvh`, geo-index's packed Hilbert R-tree, rstar's R*-tree), each
-//! behind [`Peer`], and the loops that run a set of queries through one of them.
+//! behind [`Peer`] (a side answers the kinds of query it offers, [`Peer::runs`]), and the
+//! loops that run a set of queries through one of them.
 //!
 //! Every side answers with the indices of the boxes it was built from (ours with handles,
 //! mapped to indices only for the check). The peers are generic in `D` so that one list of
 //! them serves both dimensions; each is only ever built in its own dimension.
 
-use broadphase::{Aabb, Config, Handle, Kind, Ray, Select, World};
+use broadphase::{Aabb, Config, Handle, Kind, QueryFilter, Ray, Sphere, Sweep, World};
 use rayon::prelude::*;
 use std::hint::black_box;
 
@@ -21,11 +22,24 @@ pub enum QKind {
     Points,
     RaysClosest,
     RaysAll,
+    Spheres,
+    Nearest1,
+    Nearest10,
+    Sweeps,
 }
 
 impl QKind {
-    pub const ALL: [QKind; 5] =
-        [QKind::RegionsSmall, QKind::RegionsLarge, QKind::Points, QKind::RaysClosest, QKind::RaysAll];
+    pub const ALL: [QKind; 9] = [
+        QKind::RegionsSmall,
+        QKind::RegionsLarge,
+        QKind::Points,
+        QKind::RaysClosest,
+        QKind::RaysAll,
+        QKind::Spheres,
+        QKind::Nearest1,
+        QKind::Nearest10,
+        QKind::Sweeps,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
@@ -34,11 +48,20 @@ impl QKind {
             QKind::Points => "points",
             QKind::RaysClosest => "rays_closest",
             QKind::RaysAll => "rays_all",
+            QKind::Spheres => "spheres",
+            QKind::Nearest1 => "nearest_k1",
+            QKind::Nearest10 => "nearest_k10",
+            QKind::Sweeps => "sweeps",
         }
     }
 
-    pub fn is_ray(self) -> bool {
-        matches!(self, QKind::RaysClosest | QKind::RaysAll)
+    /// The `k` of a nearest query.
+    pub fn k(self) -> usize {
+        if self == QKind::Nearest1 {
+            1
+        } else {
+            10
+        }
     }
 }
 
@@ -48,6 +71,8 @@ pub struct Queries<const D: usize> {
     pub large: Vec<Aabb<D>>,
     pub points: Vec<[f32; D]>,
     pub rays: Vec<Ray<D>>,
+    pub spheres: Vec<Sphere<D>>,
+    pub sweeps: Vec<Sweep<D>>,
 }
 
 impl<const D: usize> Queries<D> {
@@ -55,17 +80,27 @@ impl<const D: usize> Queries<D> {
         match kind {
             QKind::RegionsSmall => self.small.len(),
             QKind::RegionsLarge => self.large.len(),
-            QKind::Points => self.points.len(),
+            QKind::Points | QKind::Nearest1 | QKind::Nearest10 => self.points.len(),
             QKind::RaysClosest | QKind::RaysAll => self.rays.len(),
+            QKind::Spheres => self.spheres.len(),
+            QKind::Sweeps => self.sweeps.len(),
         }
     }
 }
 
-/// What the check compares: per query, the sorted box indices, or the closest hit.
+/// What the check compares: per query, the sorted box indices, the closest hit, or the
+/// distances of the nearest boxes in order.
 #[derive(Debug, PartialEq)]
 pub enum Answers {
     Sets(Vec<Vec<u32>>),
     Closest(Vec<Option<(u32, f32)>>),
+    Ranked(Vec<Vec<f32>>),
+}
+
+/// The Euclidean distance from `p` to `b`, in `f64`.
+pub fn distance<const D: usize>(p: &[f32; D], b: &Aabb<D>) -> f32 {
+    let gap = |k: usize| (b.min[k] as f64 - p[k] as f64).max(p[k] as f64 - b.max[k] as f64).max(0.0);
+    (0..D).map(|k| gap(k) * gap(k)).sum::<f64>().sqrt() as f32
 }
 
 /// One query a call, as each library offers it.
@@ -73,15 +108,33 @@ pub trait Peer<const D: usize>: Sync {
     /// What a hit names (ours: a handle; the peers: the box's index).
     type Id: Copy + Send + Sync;
     fn name(&self) -> &'static str;
-    fn has_rays(&self) -> bool;
+    /// Whether the side offers queries of `kind`.
+    fn runs(&self, kind: QKind) -> bool;
     /// The boxes overlapping `q` (closed), into `out` (replaced).
     fn region(&self, q: &Aabb<D>, out: &mut Vec<Self::Id>);
     /// The boxes holding `p` (closed), into `out` (replaced).
     fn point(&self, p: &[f32; D], out: &mut Vec<Self::Id>);
     /// The closest box the ray enters at `0 <= t <= max_t`, with its `t`.
-    fn ray_closest(&self, r: &Ray<D>) -> Option<(Self::Id, f32)>;
+    fn ray_closest(&self, _: &Ray<D>) -> Option<(Self::Id, f32)> {
+        unreachable!("no ray casts")
+    }
     /// Every box the ray enters, with its `t`, into `out` (replaced).
-    fn ray_all(&self, r: &Ray<D>, out: &mut Vec<(Self::Id, f32)>);
+    fn ray_all(&self, _: &Ray<D>, _: &mut Vec<(Self::Id, f32)>) {
+        unreachable!("no all-hits casts")
+    }
+    /// The boxes within the ball (closed), into `out` (replaced).
+    fn sphere(&self, _: &Sphere<D>, _: &mut Vec<Self::Id>) {
+        unreachable!("no sphere queries")
+    }
+    /// The `k` boxes nearest to `p`, nearest first, into `out` (replaced), with their
+    /// distances where the side gives them (else NaN: the check measures them itself).
+    fn nearest(&self, _: &[f32; D], _: usize, _: &mut Vec<(Self::Id, f32)>) {
+        unreachable!("no nearest queries")
+    }
+    /// The first box the swept box touches, with its `t`.
+    fn sweep_closest(&self, _: &Sweep<D>) -> Option<(Self::Id, f32)> {
+        unreachable!("no swept boxes")
+    }
     /// The index of the box `id` names.
     fn index(&self, id: Self::Id) -> u32;
 }
@@ -95,8 +148,8 @@ pub trait Loops<const D: usize>: Sync {
     /// chunks of [`CHUNK`] over the current rayon pool (one output `Vec` a work item).
     /// Returns the hits (closest: the rays that hit).
     fn run(&self, qs: &Queries<D>, kind: QKind, par: bool) -> usize;
-    /// Each query's answer, for the check.
-    fn answers(&self, qs: &Queries<D>, kind: QKind) -> Answers;
+    /// Each query's answer, for the check (`boxes`: the scene, to measure distances).
+    fn answers(&self, qs: &Queries<D>, kind: QKind, boxes: &[Aabb<D>]) -> Answers;
 }
 
 /// `one(query, out)` for each query; the sum of what it returns.
@@ -117,7 +170,7 @@ impl<const D: usize, P: Peer<D>> Loops<D> for P {
     }
 
     fn runs(&self, kind: QKind) -> bool {
-        !kind.is_ray() || self.has_rays()
+        Peer::runs(self, kind)
     }
 
     fn run(&self, qs: &Queries<D>, kind: QKind, par: bool) -> usize {
@@ -143,10 +196,23 @@ impl<const D: usize, P: Peer<D>> Loops<D> for P {
                 black_box(&out);
                 out.len()
             }),
+            QKind::Spheres => sum_loop(&qs.spheres, par, |s, out| {
+                self.sphere(s, out);
+                black_box(&out);
+                out.len()
+            }),
+            QKind::Nearest1 | QKind::Nearest10 => sum_loop(&qs.points, par, |p, out| {
+                self.nearest(p, kind.k(), out);
+                black_box(&out);
+                out.len()
+            }),
+            QKind::Sweeps => sum_loop(&qs.sweeps, par, |s, _: &mut Vec<()>| {
+                black_box(self.sweep_closest(s)).is_some() as usize
+            }),
         }
     }
 
-    fn answers(&self, qs: &Queries<D>, kind: QKind) -> Answers {
+    fn answers(&self, qs: &Queries<D>, kind: QKind, boxes: &[Aabb<D>]) -> Answers {
         let sorted = |ids: &mut dyn Iterator<Item = u32>| {
             let mut v: Vec<u32> = ids.collect();
             v.sort_unstable();
@@ -188,6 +254,27 @@ impl<const D: usize, P: Peer<D>> Loops<D> for P {
                     })
                     .collect(),
             ),
+            QKind::Spheres => Answers::Sets(
+                qs.spheres
+                    .iter()
+                    .map(|s| {
+                        self.sphere(s, &mut out);
+                        sorted(&mut out.iter().map(|&h| self.index(h)))
+                    })
+                    .collect(),
+            ),
+            QKind::Nearest1 | QKind::Nearest10 => Answers::Ranked(
+                qs.points
+                    .iter()
+                    .map(|p| {
+                        self.nearest(p, kind.k(), &mut hits);
+                        hits.iter().map(|&(h, _)| distance(p, &boxes[self.index(h) as usize])).collect()
+                    })
+                    .collect(),
+            ),
+            QKind::Sweeps => Answers::Closest(
+                qs.sweeps.iter().map(|s| self.sweep_closest(s).map(|(h, t)| (self.index(h), t))).collect(),
+            ),
         }
     }
 }
@@ -222,24 +309,37 @@ impl<const D: usize> Peer<D> for Ours<D> {
         "ours_single"
     }
 
-    fn has_rays(&self) -> bool {
+    fn runs(&self, _: QKind) -> bool {
         true
     }
 
     fn region(&self, q: &Aabb<D>, out: &mut Vec<Handle>) {
-        self.world.query_aabb(*q, Select::All, None, out).expect("query_aabb");
+        self.world.query_aabb(*q, QueryFilter::new(), out).expect("query_aabb");
     }
 
     fn point(&self, p: &[f32; D], out: &mut Vec<Handle>) {
-        self.world.query_point(*p, Select::All, None, out).expect("query_point");
+        self.world.query_point(*p, QueryFilter::new(), out).expect("query_point");
     }
 
     fn ray_closest(&self, r: &Ray<D>) -> Option<(Handle, f32)> {
-        self.world.cast_ray(r.origin, r.dir, r.max_t, Select::All, None).expect("cast_ray")
+        self.world.cast_ray(r.origin, r.dir, r.max_t, QueryFilter::new()).expect("cast_ray")
     }
 
     fn ray_all(&self, r: &Ray<D>, out: &mut Vec<(Handle, f32)>) {
-        self.world.cast_ray_all(r.origin, r.dir, r.max_t, Select::All, None, out).expect("cast_ray_all");
+        let f = QueryFilter::new();
+        self.world.cast_ray_all(r.origin, r.dir, r.max_t, usize::MAX, f, out).expect("cast_ray_all");
+    }
+
+    fn sphere(&self, s: &Sphere<D>, out: &mut Vec<Handle>) {
+        self.world.query_sphere(s.center, s.radius, QueryFilter::new(), out).expect("query_sphere");
+    }
+
+    fn nearest(&self, p: &[f32; D], k: usize, out: &mut Vec<(Handle, f32)>) {
+        self.world.nearest(*p, k, f32::INFINITY, QueryFilter::new(), out).expect("nearest");
+    }
+
+    fn sweep_closest(&self, s: &Sweep<D>) -> Option<(Handle, f32)> {
+        self.world.cast_aabb(s.aabb, s.dir, s.max_t, QueryFilter::new()).expect("cast_aabb")
     }
 
     fn index(&self, h: Handle) -> u32 {
@@ -288,8 +388,8 @@ macro_rules! parry_peer {
                 "parry"
             }
 
-            fn has_rays(&self) -> bool {
-                true
+            fn runs(&self, kind: QKind) -> bool {
+                kind != QKind::Nearest10
             }
 
             fn region(&self, q: &Aabb<D>, out: &mut Vec<u32>) {
@@ -325,6 +425,51 @@ macro_rules! parry_peer {
                         TraversalAction::Continue
                     }
                 });
+            }
+
+            /// The leaves whose boxes lie within the radius (`leaves`, pruning each node
+            /// by its box's distance to the centre).
+            fn sphere(&self, s: &Sphere<D>, out: &mut Vec<u32>) {
+                use $krate::query::PointQuery;
+                let (c, r) = (Self::vector(&s.center), s.radius);
+                out.clear();
+                out.extend(self.bvh.leaves(|node| node.aabb().distance_to_local_point(c, true) <= r));
+            }
+
+            /// `project_point` (its best-first search) with each leaf's box projected
+            /// (solid): the nearest box; parry has no k-nearest query.
+            fn nearest(&self, p: &[f32; D], k: usize, out: &mut Vec<(u32, f32)>) {
+                use $krate::query::PointQuery;
+                assert_eq!(k, 1, "parry's project_point finds the nearest only");
+                let v = Self::vector(p);
+                out.clear();
+                out.extend(
+                    self.bvh
+                        .project_point(v, f32::MAX, |i, _| {
+                            Some(self.leaves[i as usize].project_local_point(v, true))
+                        })
+                        .map(|(i, (d, _))| (i, d)),
+                );
+            }
+
+            /// `find_best` as parry's own shape casts on composite shapes walk it: each
+            /// node's box grown by the swept box's half extents, a ray from its centre.
+            fn sweep_closest(&self, s: &Sweep<D>) -> Option<(u32, f32)> {
+                use $krate::bounding_volume::Aabb as PAabb;
+                use $krate::query::RayCast;
+                let half = Self::vector(&std::array::from_fn::<f32, D, _>(|k| {
+                    0.5 * (s.aabb.max[k] - s.aabb.min[k])
+                }));
+                let centre = Self::vector(&std::array::from_fn::<f32, D, _>(|k| {
+                    0.5 * (s.aabb.min[k] + s.aabb.max[k])
+                }));
+                let ray = $krate::query::Ray::new(centre, Self::vector(&s.dir));
+                let grown = |b: PAabb| PAabb::new(b.mins - half, b.maxs + half);
+                self.bvh.find_best(
+                    s.max_t,
+                    |node, best| grown(node.aabb()).cast_local_ray(&ray, best, true).unwrap_or(f32::MAX),
+                    |i, best| grown(self.leaves[i as usize]).cast_local_ray(&ray, best, true),
+                )
             }
 
             fn index(&self, id: u32) -> u32 {
@@ -365,8 +510,11 @@ impl<const D: usize> Peer<D> for GeoIndex {
         "geo_index"
     }
 
-    fn has_rays(&self) -> bool {
-        false
+    fn runs(&self, kind: QKind) -> bool {
+        matches!(
+            kind,
+            QKind::RegionsSmall | QKind::RegionsLarge | QKind::Points | QKind::Nearest1 | QKind::Nearest10
+        )
     }
 
     fn region(&self, q: &Aabb<D>, out: &mut Vec<u32>) {
@@ -379,12 +527,11 @@ impl<const D: usize> Peer<D> for GeoIndex {
         *out = self.tree.search(p[0], p[1], p[0], p[1]);
     }
 
-    fn ray_closest(&self, _: &Ray<D>) -> Option<(u32, f32)> {
-        unreachable!("geo-index has no ray casts")
-    }
-
-    fn ray_all(&self, _: &Ray<D>, _: &mut Vec<(u32, f32)>) {
-        unreachable!("geo-index has no ray casts")
+    /// `neighbors` (its best-first k-nearest search; ids only, in a new `Vec`).
+    fn nearest(&self, p: &[f32; D], k: usize, out: &mut Vec<(u32, f32)>) {
+        use geo_index::rtree::RTreeIndex;
+        out.clear();
+        out.extend(self.tree.neighbors(p[0], p[1], Some(k), None).into_iter().map(|i| (i, f32::NAN)));
     }
 
     fn index(&self, id: u32) -> u32 {
@@ -424,8 +571,8 @@ impl<const D: usize> Peer<D> for Rstar {
         "rstar"
     }
 
-    fn has_rays(&self) -> bool {
-        false
+    fn runs(&self, kind: QKind) -> bool {
+        !matches!(kind, QKind::RaysClosest | QKind::RaysAll | QKind::Sweeps)
     }
 
     fn region(&self, q: &Aabb<D>, out: &mut Vec<u32>) {
@@ -439,12 +586,21 @@ impl<const D: usize> Peer<D> for Rstar {
         out.extend(self.tree.locate_all_at_point([p[0], p[1]]).map(|g| g.data));
     }
 
-    fn ray_closest(&self, _: &Ray<D>) -> Option<(u32, f32)> {
-        unreachable!("no ray casts through rstar")
+    /// `locate_within_distance` (squared radius; a rectangle's distance is 0 inside).
+    fn sphere(&self, s: &Sphere<D>, out: &mut Vec<u32>) {
+        out.clear();
+        let c = [s.center[0], s.center[1]];
+        out.extend(self.tree.locate_within_distance(c, s.radius * s.radius).map(|g| g.data));
     }
 
-    fn ray_all(&self, _: &Ray<D>, _: &mut Vec<(u32, f32)>) {
-        unreachable!("no ray casts through rstar")
+    /// `nearest_neighbor` for one, `nearest_neighbor_iter` for more (ids only).
+    fn nearest(&self, p: &[f32; D], k: usize, out: &mut Vec<(u32, f32)>) {
+        out.clear();
+        if k == 1 {
+            out.extend(self.tree.nearest_neighbor([p[0], p[1]]).map(|g| (g.data, f32::NAN)));
+        } else {
+            out.extend(self.tree.nearest_neighbor_iter([p[0], p[1]]).take(k).map(|g| (g.data, f32::NAN)));
+        }
     }
 
     fn index(&self, id: u32) -> u32 {

@@ -32,9 +32,12 @@
 //!
 //! `build` makes the LBVH, `sah` the surface area tree, `pairs` finds every overlapping
 //! pair of its leaves, `query` visits the leaves meeting a box, `ray` the leaves a ray
-//! enters; `bucket` and `wide` make a tree kept for walks (buckets of leaves under
-//! four-wide nodes), which `query` and `ray` walk the same way.
+//! enters (`sweep`: or a moving box); `best` walks several trees at once in order of a
+//! key (an entry `t`, a distance); `bucket` and `wide` make a tree kept for walks
+//! (buckets of leaves under four-wide nodes), which `query`, `ray` and `best` walk the
+//! same way.
 
+mod best;
 mod between;
 mod bucket;
 mod build;
@@ -42,11 +45,14 @@ mod pairs;
 mod query;
 mod ray;
 mod sah;
+mod sweep;
 #[cfg(test)]
 mod tests;
 mod wide;
 
-pub(crate) use ray::RayTest;
+pub(crate) use best::{distance, with_frontier, Frontier};
+pub(crate) use ray::{RayTest, Slab};
+pub(crate) use sweep::SweepTest;
 
 use crate::{Aabb, Error};
 use std::ops::ControlFlow;
@@ -171,13 +177,13 @@ impl<const D: usize> Bvh<D> {
         }
     }
 
-    /// Passes each leaf the ray enters at `t <= *cut` to `visit(position, t)`, nearer
-    /// subtrees first; `visit` may lower `*cut` (subtrees entered later are then skipped)
-    /// or stop the walk. Over the four-wide nodes of a tree kept for walks, else over
+    /// Passes each leaf the ray (or swept box) enters at `t <= *cut` to
+    /// `visit(position, t, cut)`, nearer subtrees first; `visit` may lower `*cut`
+    /// (subtrees entered later are then skipped) or stop the walk. Over the four-wide nodes of a tree kept for walks, else over
     /// the binary ones (`ray`).
-    pub(crate) fn cast(
+    pub(crate) fn cast<S: Slab<D>>(
         &self,
-        ray: &RayTest<D>,
+        ray: &S,
         cut: &mut f32,
         visit: impl FnMut(usize, f32, &mut f32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {

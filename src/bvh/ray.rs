@@ -1,12 +1,14 @@
-//! Ray casts: the leaves whose boxes a ray enters before a cutoff, nearest subtree first.
+//! Ray casts: the leaves whose boxes a ray (or a swept box, `sweep`) enters before a
+//! cutoff, nearest subtree first; and [`Slab`], the test both motions share.
 //!
-//! - Input: a built [`Bvh`], a [`RayTest`], and a cutoff `cut` that the visitor may lower
-//!   (to the closest hit so far, for a closest-hit cast).
-//! - Output: each leaf whose box the ray enters at some `t <= cut`, with that entry `t`, to
-//!   a visitor that may stop the walk.
+//! - Input: a built [`Bvh`], a [`Slab`] test ([`RayTest`] here), and a cutoff `cut` that
+//!   the visitor may lower (to the closest hit so far, for a closest-hit cast).
+//! - Output: each leaf whose box the motion enters at some `t <= cut`, with that entry
+//!   `t` (never `-0.0`), to a visitor that may stop the walk.
 //! - Cost: the nodes the ray enters before the cutoff: about O(log n) a node along its
 //!   path for a closest hit (the nearer child goes first, a farther one waits on a stack
-//!   and is dropped once a hit is closer), O(log n + k) for all k hits.
+//!   and is dropped once a hit is closer), O(log n + k) for all k hits. Walks in strict
+//!   order of entry are `best`'s.
 //! - Parallel: no; one cast is one walk (batches run casts in parallel above it).
 //! - Allocation: none (a fixed stack of [`MAX_DEPTH`] subtrees).
 //! - Source: the slab test (T. L. Kay and J. T. Kajiya, "Ray tracing complex scenes",
@@ -16,6 +18,62 @@
 use super::{Bvh, LEAF, MAX_DEPTH};
 use crate::Aabb;
 use std::ops::ControlFlow;
+
+/// A motion tested against boxes by slabs, as the casts walk it: a ray ([`RayTest`]) or a
+/// swept box (`sweep::SweepTest`). Each test gives where the motion first meets a closed
+/// box, in units of its direction, never `-0.0`, and rounds monotonically, so that a box
+/// holding another is met no later (a walk that prunes by a node's bounds never loses a
+/// leaf the test accepts).
+pub(crate) trait Slab<const D: usize>: Sync {
+    /// How far the motion goes.
+    fn max_t(&self) -> f32;
+
+    /// Where the motion meets the closed box `min..=max` (0 if it starts there), if it
+    /// does at or before `cut`.
+    fn enters(&self, min: &[f32; D], max: &[f32; D], cut: f32) -> Option<f32>;
+
+    /// [`Slab::enters`] for four boxes at once, their bounds axis by axis (a wide node's
+    /// children): the same arithmetic lane by lane, so the same answers.
+    fn enters_four(&self, min: &[[f32; 4]; D], max: &[[f32; 4]; D], cut: f32) -> [Option<f32>; 4];
+
+    /// [`Slab::enters`] for a box.
+    #[inline(always)]
+    fn enters_box(&self, b: &Aabb<D>, cut: f32) -> Option<f32> {
+        self.enters(&b.min, &b.max, cut)
+    }
+
+    /// The outward normal of the face of `b` the motion enters through at `t` (as
+    /// [`Slab::enters`] gave it): the first axis whose slab is entered at `t` (an edge or
+    /// a corner takes the lowest such axis), or the zero vector where the motion starts
+    /// inside `b` on every axis it moves along.
+    fn normal(&self, b: &Aabb<D>, t: f32) -> [f32; D];
+}
+
+/// The reciprocal of each component of `dir`, 0 where it overflows (the motion is then
+/// parallel to that axis).
+#[inline]
+pub(crate) fn reciprocal<const D: usize>(dir: &[f32; D]) -> [f32; D] {
+    std::array::from_fn(|k| {
+        let r = 1.0 / dir[k];
+        if r.is_finite() {
+            r
+        } else {
+            0.0
+        }
+    })
+}
+
+/// The normal of the face whose slab was entered at `t`: `near(k)` is axis `k`'s entry,
+/// computed as the test computed it (`None` on an axis the motion is parallel to).
+#[inline]
+pub(crate) fn face<const D: usize>(inv: &[f32; D], t: f32, near: impl Fn(usize) -> f32) -> [f32; D] {
+    let mut n = [0.0; D];
+    // An entry of -0.0 is the entry 0 (the test returns +0.0 for both).
+    if let Some(k) = (0..D).find(|&k| inv[k] != 0.0 && near(k) == t) {
+        n[k] = if inv[k] > 0.0 { -1.0 } else { 1.0 };
+    }
+    n
+}
 
 /// A ray prepared for slab tests: its origin, the reciprocal of its direction on each
 /// axis (0 where the direction's component is 0, or so small that its reciprocal
@@ -31,29 +89,22 @@ impl<const D: usize> RayTest<D> {
     /// The ray `origin + t * dir`, `0 <= t <= max_t` (inputs checked by the caller: finite
     /// origin and direction, `max_t >= 0`, not NaN).
     pub(crate) fn new(origin: [f32; D], dir: [f32; D], max_t: f32) -> Self {
-        let inv = std::array::from_fn(|k| {
-            let r = 1.0 / dir[k];
-            if r.is_finite() {
-                r
-            } else {
-                0.0
-            }
-        });
-        Self { origin, inv, max_t }
+        Self { origin, inv: reciprocal(&dir), max_t }
     }
+}
 
-    /// The ray's length.
-    pub(crate) fn max_t(&self) -> f32 {
+impl<const D: usize> Slab<D> for RayTest<D> {
+    #[inline(always)]
+    fn max_t(&self) -> f32 {
         self.max_t
     }
 
-    /// Where the ray enters the closed box `min..=max` (0 if it starts inside), if it does
-    /// before `cut`. Per axis, `t = (bound - origin) * inv`; on an axis the ray is
-    /// parallel to, the origin must lie within the bounds. Each step rounds monotonically,
-    /// so a box holding another is entered no later and left no earlier: a walk that
-    /// prunes by a node's bounds never loses a leaf this test accepts.
+    /// Per axis, `t = (bound - origin) * inv`; on an axis the ray is parallel to, the
+    /// origin must lie within the bounds. Each step rounds monotonically. The entry is
+    /// `lo + 0.0`: `max(0.0, -0.0)` may be either zero, and a `-0.0` would sort before
+    /// `+0.0` by `total_cmp` and by its bits.
     #[inline(always)]
-    pub(crate) fn enters(&self, min: &[f32; D], max: &[f32; D], cut: f32) -> Option<f32> {
+    fn enters(&self, min: &[f32; D], max: &[f32; D], cut: f32) -> Option<f32> {
         let (mut lo, mut hi) = (0.0f32, cut);
         for k in 0..D {
             if self.inv[k] == 0.0 {
@@ -67,13 +118,11 @@ impl<const D: usize> RayTest<D> {
                 hi = hi.min(a.max(b));
             }
         }
-        (lo <= hi).then_some(lo)
+        (lo <= hi).then_some(lo + 0.0)
     }
 
-    /// [`RayTest::enters`] for four boxes at once, their bounds axis by axis (a wide
-    /// node's children): the same arithmetic lane by lane, so the same answers.
     #[inline(always)]
-    pub(crate) fn enters_four(&self, min: &[[f32; 4]; D], max: &[[f32; 4]; D], cut: f32) -> [Option<f32>; 4] {
+    fn enters_four(&self, min: &[[f32; 4]; D], max: &[[f32; 4]; D], cut: f32) -> [Option<f32>; 4] {
         let (mut lo, mut hi) = ([0.0f32; 4], [cut; 4]);
         let mut inside = [true; 4];
         for k in 0..D {
@@ -90,45 +139,47 @@ impl<const D: usize> RayTest<D> {
                 }
             }
         }
-        std::array::from_fn(|c| (inside[c] && lo[c] <= hi[c]).then_some(lo[c]))
+        std::array::from_fn(|c| (inside[c] && lo[c] <= hi[c]).then_some(lo[c] + 0.0))
     }
 
-    /// A leaf child `r` (`LEAF | first`, ending at `last`) the ray enters at `t`: a single
-    /// leaf to `visit` at `t`, or each leaf of a bucket the ray enters before `*cut`.
-    #[inline(always)]
-    pub(crate) fn leaf_or_bucket(
-        &self,
-        r: u32,
-        last: u32,
-        t: f32,
-        leaves: &[Aabb<D>],
-        cut: &mut f32,
-        visit: &mut impl FnMut(usize, f32, &mut f32) -> ControlFlow<()>,
-    ) -> ControlFlow<()> {
-        let (first, last) = ((r & !LEAF) as usize, last as usize);
-        if first == last {
-            return visit(first, t, cut);
-        }
-        for (p, b) in leaves[first..=last].iter().enumerate() {
-            if let Some(t) = self.enters_box(b, *cut) {
-                visit(first + p, t, cut)?;
-            }
-        }
-        ControlFlow::Continue(())
+    fn normal(&self, b: &Aabb<D>, t: f32) -> [f32; D] {
+        face(&self.inv, t, |k| {
+            let a = (b.min[k] - self.origin[k]) * self.inv[k];
+            let c = (b.max[k] - self.origin[k]) * self.inv[k];
+            a.min(c)
+        })
     }
+}
 
-    /// [`RayTest::enters`] for a box.
-    #[inline(always)]
-    pub(crate) fn enters_box(&self, b: &Aabb<D>, cut: f32) -> Option<f32> {
-        self.enters(&b.min, &b.max, cut)
+/// A leaf child `r` (`LEAF | first`, ending at `last`) the motion enters at `t`: a single
+/// leaf to `visit` at `t`, or each leaf of a bucket the motion enters before `*cut`.
+#[inline(always)]
+pub(super) fn leaf_or_bucket<const D: usize, S: Slab<D>>(
+    slab: &S,
+    r: u32,
+    last: u32,
+    t: f32,
+    leaves: &[Aabb<D>],
+    cut: &mut f32,
+    visit: &mut impl FnMut(usize, f32, &mut f32) -> ControlFlow<()>,
+) -> ControlFlow<()> {
+    let (first, last) = ((r & !LEAF) as usize, last as usize);
+    if first == last {
+        return visit(first, t, cut);
     }
+    for (p, b) in leaves[first..=last].iter().enumerate() {
+        if let Some(t) = slab.enters_box(b, *cut) {
+            visit(first + p, t, cut)?;
+        }
+    }
+    ControlFlow::Continue(())
 }
 
 impl<const D: usize> Bvh<D> {
     /// [`Bvh::cast`] over the binary nodes.
-    pub(super) fn cast_binary(
+    pub(super) fn cast_binary<S: Slab<D>>(
         &self,
-        ray: &RayTest<D>,
+        ray: &S,
         cut: &mut f32,
         mut visit: impl FnMut(usize, f32, &mut f32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
@@ -154,7 +205,7 @@ impl<const D: usize> Bvh<D> {
                 }
                 let r = nd.child[c];
                 if r & LEAF != 0 {
-                    ray.leaf_or_bucket(r, nd.last[c], t, &self.leaves, cut, &mut visit)?;
+                    leaf_or_bucket(ray, r, nd.last[c], t, &self.leaves, cut, &mut visit)?;
                 } else if next.is_none() {
                     next = Some(r);
                 } else {

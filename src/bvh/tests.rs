@@ -225,7 +225,7 @@ fn a_budget_stops_the_search() {
 /// cutoff finds the least `t`.
 #[test]
 fn casts_agree_with_a_filter() {
-    use super::RayTest;
+    use super::{RayTest, Slab};
     let mut r = scene::Rng::new(5);
     for ((name, boxes), how) in scenes::<3>(1500, 2).into_iter().flat_map(|s| BUILDS.map(|h| (s.clone(), h)))
     {
@@ -265,6 +265,81 @@ fn casts_agree_with_a_filter() {
                 });
                 let least = want.iter().map(|w| w.1).reduce(f32::min);
                 assert_eq!(best, least, "{name} {how} ray {q}: closest");
+            }
+        }
+    }
+}
+
+/// A key of a best-first walk.
+type Key<'a> = dyn Fn(&Aabb<3>, f32) -> Option<f32> + 'a;
+
+/// The best-first walk over two trees (one kept for walks) and loose leaves hands every
+/// leaf over in order of `(key, id)`, for rays, swept boxes and distances, and stops or
+/// shortens as its visitor says: the same as sorting every box's key.
+#[test]
+fn best_first_walks_agree_with_a_sort() {
+    use super::{distance, with_frontier, RayTest, Slab, SweepTest};
+    let mut r = scene::Rng::new(6);
+    for ((name, boxes), how) in scenes::<3>(1200, 3).into_iter().flat_map(|s| BUILDS.map(|h| (s.clone(), h)))
+    {
+        // Leaves 0..half in a tree kept for walks, the rest in a plain tree but the last
+        // ten, which are loose.
+        let half = boxes.len() / 2;
+        let loose = boxes.len().saturating_sub(10).max(half);
+        let mut a = built(how, &boxes[..half], 0.0);
+        a.keep_for_walks();
+        let b = built(how, &boxes[half..loose], 0.0);
+        for q in 0..30 {
+            let p: [f32; 3] = std::array::from_fn(|_| r.range(-10.0, 60.0));
+            let dir: [f32; 3] = std::array::from_fn(|_| r.range(-1.0, 1.0));
+            let max_t = if q % 3 == 0 { f32::INFINITY } else { 40.0 };
+            let ray = RayTest::new(p, dir, max_t);
+            let sweep = SweepTest::new(Aabb { min: p, max: p.map(|x| x + 2.0) }, dir, max_t);
+            let keys: [&Key<'_>; 3] =
+                [&|x, cut| ray.enters_box(x, cut), &|x, cut| sweep.enters_box(x, cut), &|x, cut| {
+                    Some(distance(&p, x)).filter(|&d| d <= cut)
+                }];
+            for (which, key) in keys.iter().enumerate() {
+                let start = if which == 2 { 25.0 } else { max_t };
+                let mut want: Vec<(f32, u32)> =
+                    (0..boxes.len()).filter_map(|i| key(&boxes[i], start).map(|k| (k, i as u32))).collect();
+                want.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+                // Stop after `stop` leaves, or clip at the fifth leaf's key.
+                for stop in [usize::MAX, 7] {
+                    let mut got = Vec::new();
+                    let mut cut = start;
+                    let _ = with_frontier(|f| {
+                        for (i, x) in boxes.iter().enumerate().skip(loose) {
+                            if let Some(k) = key(x, cut) {
+                                f.push_leaf(k, i as u32);
+                            }
+                        }
+                        let trees = [&a, &b];
+                        let offset = [0, half];
+                        let leaf = |t: usize, pos: usize, _: f32, cut: f32| {
+                            let id = offset[t] + trees[t].ids[pos] as usize;
+                            key(&boxes[id], cut).map(|k| (k, id as u32))
+                        };
+                        f.walk(&trees, &mut cut, key, leaf, |id, k, cut| {
+                            got.push((k, id));
+                            if got.len() == 5 && stop != usize::MAX {
+                                *cut = k;
+                            }
+                            if got.len() == stop {
+                                ControlFlow::Break(())
+                            } else {
+                                ControlFlow::Continue(())
+                            }
+                        })
+                    });
+                    let mut expect = want.clone();
+                    if stop != usize::MAX && expect.len() >= 5 {
+                        let fifth = expect[4].0;
+                        expect.retain(|w| w.0 <= fifth);
+                    }
+                    expect.truncate(stop);
+                    assert_eq!(got, expect, "{name} {how} query {q} key {which} stop {stop}");
+                }
             }
         }
     }

@@ -21,8 +21,8 @@
 //!   using multi-branching BVHs", 2008), collapsed from a binary tree.
 
 use super::query::leaf_or_bucket;
-use super::ray::pop_nearer;
-use super::{Bvh, Node, RayTest, LEAF, MAX_DEPTH};
+use super::ray::{leaf_or_bucket as cast_leaf_or_bucket, pop_nearer, Slab};
+use super::{Bvh, Node, LEAF, MAX_DEPTH};
 use crate::Aabb;
 use std::ops::ControlFlow;
 
@@ -31,7 +31,7 @@ const WIDTH: usize = 4;
 
 /// No child (its bounds are empty, `+inf..-inf`; walks test the reference, as a region
 /// grown to infinity meets even those).
-const EMPTY: u32 = u32::MAX;
+pub(super) const EMPTY: u32 = u32::MAX;
 
 /// A node of up to four children: their bounds axis by axis, references (`LEAF | first`
 /// for a leaf or a bucket ending at `last`, a node's index, or [`EMPTY`]) and last leaves.
@@ -184,12 +184,13 @@ pub(super) fn walk_wide<const D: usize>(
     }
 }
 
-/// The ray cast over wide nodes (see `ray`): each leaf the ray enters at `t <= *cut`,
-/// nearer subtrees first, to `visit(position, t, cut)`, which may lower `*cut` or stop.
-pub(super) fn cast_wide<const D: usize>(
+/// The ray (or swept box) cast over wide nodes (see `ray`): each leaf the motion enters
+/// at `t <= *cut`, nearer subtrees first, to `visit(position, t, cut)`, which may lower
+/// `*cut` or stop.
+pub(super) fn cast_wide<const D: usize, S: Slab<D>>(
     nodes: &[Wide<D>],
     leaves: &[Aabb<D>],
-    ray: &RayTest<D>,
+    ray: &S,
     cut: &mut f32,
     mut visit: impl FnMut(usize, f32, &mut f32) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
@@ -224,7 +225,7 @@ pub(super) fn cast_wide<const D: usize>(
             }
             let r = nd.child[c];
             if r & LEAF != 0 {
-                ray.leaf_or_bucket(r, nd.last[c], t, leaves, cut, &mut visit)?;
+                cast_leaf_or_bucket(ray, r, nd.last[c], t, leaves, cut, &mut visit)?;
             }
         }
         for &(t, c) in met[..n].iter().rev() {

@@ -2,7 +2,7 @@
 //! columns, against how many pairs it has. Where boxes are long across the column axes and
 //! cross each other (a staircase, planks on planks), the columns hold them at coarse levels
 //! and test almost every pair along the sweep axis, while they find few: `Method::Auto`
-//! takes the tree there ([`tree_wins`](super::tree_wins)).
+//! takes the tree there ([`choose`](super::choose)).
 //!
 //! - Input: the sample's lower and upper bounds per axis (grown boxes, strays cut).
 //! - Output: along the sweep axis, the sampled pairs the columns would test, and the

@@ -3,7 +3,7 @@
 //!
 //! - Input: the user's boxes and the margin.
 //! - Output: [`AxisStats`] (validity, bounds, the sweep axis, the expected tests a box of a
-//!   whole-scene sweep, how far the sizes spread), and [`sweeps`]' verdict on them.
+//!   whole-scene sweep, how far the sizes spread), and [`choose`]'s verdict on them.
 //! - Cost: O(n) for the scan; O(s log s) an axis for the sample of s <= 512 boxes.
 //! - Parallel: the scan runs over fixed chunks combined in order, so every figure is the
 //!   same for any thread count; the sample is taken and sorted on one thread beside it.

@@ -1,8 +1,8 @@
-//! Batched queries: many regions, points or rays at once, on all cores, results in input
-//! order.
+//! Batched queries: many regions, points, balls, nearest queries, rays or swept boxes at
+//! once, on all cores, results in input order.
 //!
-//! - Input: a slice of queries, a [`Select`] and an optional [`Filter`]. Output: a
-//!   [`Batch`] (each query's results, one after another) or one closest hit a ray.
+//! - Input: a slice of queries and one [`QueryFilter`] for all. Output: a [`Batch`] (each
+//!   query's results, one after another) or one closest hit a cast.
 //! - Every query is checked before any runs: the first bad one is the error, and `out`
 //!   is left as it was.
 //! - Cost: that of the queries one by one ([`crate::world`]'s query docs), divided among
@@ -14,8 +14,8 @@
 //!   it allocates only to grow.
 //! - Source: this crate.
 
-use super::query::{check_point, Ray, Select};
-use super::{Filter, Handle, World};
+use super::query::{check_max_distance, check_point, QueryFilter, Ray, Sphere, Sweep};
+use super::{Handle, World};
 use crate::{Aabb, Error};
 use rayon::prelude::*;
 
@@ -107,12 +107,11 @@ impl<const D: usize> World<D> {
     pub fn query_aabbs(
         &self,
         regions: &[Aabb<D>],
-        select: Select,
-        filter: Option<Filter>,
+        filter: QueryFilter<'_>,
         out: &mut Batch<Handle>,
     ) -> Result<(), Error> {
         crate::validate::check_boxes(regions)?;
-        out.run(regions, |r, v| self.region_into(r, select, filter, v));
+        out.run(regions, |r, v| self.region_into(r, &filter, v));
         Ok(())
     }
 
@@ -121,14 +120,47 @@ impl<const D: usize> World<D> {
     pub fn query_points(
         &self,
         points: &[[f32; D]],
-        select: Select,
-        filter: Option<Filter>,
+        filter: QueryFilter<'_>,
         out: &mut Batch<Handle>,
     ) -> Result<(), Error> {
         for (i, p) in points.iter().enumerate() {
             check_point(p, i)?;
         }
-        out.run(points, |p, v| self.region_into(&Aabb { min: *p, max: *p }, select, filter, v));
+        out.run(points, |p, v| self.region_into(&Aabb { min: *p, max: *p }, &filter, v));
+        Ok(())
+    }
+
+    /// [`World::query_sphere`] for each ball, into `out`. An invalid ball is
+    /// [`Error::InvalidQuery`] with its index, and nothing runs.
+    pub fn query_spheres(
+        &self,
+        spheres: &[Sphere<D>],
+        filter: QueryFilter<'_>,
+        out: &mut Batch<Handle>,
+    ) -> Result<(), Error> {
+        for (i, b) in spheres.iter().enumerate() {
+            b.check(i)?;
+        }
+        out.run(spheres, |b, v| self.sphere_into(b, &filter, v));
+        Ok(())
+    }
+
+    /// [`World::nearest`] for each point, with the same `k` and `max_distance`, into
+    /// `out`. A non-finite point is [`Error::InvalidQuery`] with its index (as is a NaN or
+    /// negative `max_distance`, with index 0), and nothing runs.
+    pub fn nearest_to_points(
+        &self,
+        points: &[[f32; D]],
+        k: usize,
+        max_distance: f32,
+        filter: QueryFilter<'_>,
+        out: &mut Batch<(Handle, f32)>,
+    ) -> Result<(), Error> {
+        check_max_distance(max_distance, 0)?;
+        for (i, p) in points.iter().enumerate() {
+            check_point(p, i)?;
+        }
+        out.run(points, |p, v| self.nearest_into(p, k, max_distance, &filter, v));
         Ok(())
     }
 
@@ -138,8 +170,7 @@ impl<const D: usize> World<D> {
     pub fn cast_rays(
         &self,
         rays: &[Ray<D>],
-        select: Select,
-        filter: Option<Filter>,
+        filter: QueryFilter<'_>,
         out: &mut Vec<Option<(Handle, f32)>>,
     ) -> Result<(), Error> {
         for (i, r) in rays.iter().enumerate() {
@@ -147,24 +178,60 @@ impl<const D: usize> World<D> {
         }
         rays.par_iter()
             .with_min_len(CHUNK)
-            .map(|r| self.closest(&r.prepared(), select, filter))
+            .map(|r| self.closest(&r.prepared(), &filter))
             .collect_into_vec(out);
         Ok(())
     }
 
-    /// [`World::cast_ray_all`] for each ray, into `out`. An invalid ray is
-    /// [`Error::InvalidQuery`] with its index, and nothing runs.
+    /// [`World::cast_ray_all`] for each ray, with the same `max_hits`, into `out`. An
+    /// invalid ray is [`Error::InvalidQuery`] with its index, and nothing runs.
     pub fn cast_rays_all(
         &self,
         rays: &[Ray<D>],
-        select: Select,
-        filter: Option<Filter>,
+        max_hits: usize,
+        filter: QueryFilter<'_>,
         out: &mut Batch<(Handle, f32)>,
     ) -> Result<(), Error> {
         for (i, r) in rays.iter().enumerate() {
             r.check(i)?;
         }
-        out.run(rays, |r, v| self.hits_into(&r.prepared(), select, filter, v));
+        out.run(rays, |r, v| self.hits_into(&r.prepared(), max_hits, &filter, v));
+        Ok(())
+    }
+
+    /// [`World::cast_aabb`] for each swept box, into `out` (cleared first; entry `i` is
+    /// sweep `i`'s first hit). An invalid box is [`Error::InvalidBox`] and an invalid
+    /// motion [`Error::InvalidQuery`], with its index, and nothing runs.
+    pub fn cast_aabbs(
+        &self,
+        sweeps: &[Sweep<D>],
+        filter: QueryFilter<'_>,
+        out: &mut Vec<Option<(Handle, f32)>>,
+    ) -> Result<(), Error> {
+        for (i, s) in sweeps.iter().enumerate() {
+            s.check(i)?;
+        }
+        sweeps
+            .par_iter()
+            .with_min_len(CHUNK)
+            .map(|s| self.closest(&s.prepared(), &filter))
+            .collect_into_vec(out);
+        Ok(())
+    }
+
+    /// [`World::cast_aabb_all`] for each swept box, with the same `max_hits`, into `out`;
+    /// errors as [`World::cast_aabbs`].
+    pub fn cast_aabbs_all(
+        &self,
+        sweeps: &[Sweep<D>],
+        max_hits: usize,
+        filter: QueryFilter<'_>,
+        out: &mut Batch<(Handle, f32)>,
+    ) -> Result<(), Error> {
+        for (i, s) in sweeps.iter().enumerate() {
+            s.check(i)?;
+        }
+        out.run(sweeps, |s, v| self.hits_into(&s.prepared(), max_hits, &filter, v));
         Ok(())
     }
 }
@@ -172,7 +239,7 @@ impl<const D: usize> World<D> {
 #[cfg(test)]
 mod tests {
     use super::Batch;
-    use crate::world::{Kind, Select, World};
+    use crate::world::{Kind, QueryFilter, World};
     use crate::{Aabb, Config, Handle};
 
     /// A reused batch gives each query's results as the single query does, whether the
@@ -197,10 +264,10 @@ mod tests {
                     Aabb::new([x, y], [x + side, y + side])
                 })
                 .collect();
-            w.query_aabbs(&regions, Select::All, None, &mut batch).unwrap();
+            w.query_aabbs(&regions, QueryFilter::new(), &mut batch).unwrap();
             assert_eq!(batch.len(), regions.len());
             for (i, r) in regions.iter().enumerate() {
-                w.query_aabb(*r, Select::All, None, &mut one).unwrap();
+                w.query_aabb(*r, QueryFilter::new(), &mut one).unwrap();
                 assert_eq!(batch.get(i), &one[..], "side {side}, region {i}");
             }
             assert_eq!(batch.items().len(), batch.iter().map(<[Handle]>::len).sum::<usize>());

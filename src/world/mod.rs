@@ -46,7 +46,7 @@ mod tests;
 pub use batch::Batch;
 pub use frame::{Departed, Events, FrameSummary, WorldStats};
 pub use handle::Handle;
-pub use query::{Ray, Select};
+pub use query::{CastAction, CastHit, QueryFilter, Ray, Sphere, Sweep};
 pub use store::{Filter, Kind};
 
 use crate::{Aabb, Broadphase, Config, Error};

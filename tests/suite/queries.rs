@@ -1,15 +1,22 @@
 //! The world's queries and batches, and `find_pairs_between`, against brute force.
 //!
-//! - Random sequences of every world call (insert, insert_with, extend, set_aabb,
-//!   set_aabbs, set_kind, set_filter, remove, update) in 2D and 3D, at margins 0, 0.25 and
-//!   -0.2, on boxes of every shape the world must hold (touching, identical, zero-size,
-//!   huge, far outside the bounds, sizes over six orders of magnitude); `validate` after
-//!   each call, and a random mix of every query and batch (`queries/draw.rs`), compared
-//!   with the oracle (`queries/oracle.rs`, a filter of the model's live objects), both
-//!   with changes pending and right after an update.
+//! - Random sequences of every world call (insert, insert_with with user data, extend,
+//!   extend_with, set_aabb, set_aabbs, set_kind, set_filter, set_user_data, remove,
+//!   update) in 2D and 3D, at margins 0, 0.25 and -0.2, on boxes of every shape the world
+//!   must hold (touching, identical, zero-size, huge, far outside the bounds, sizes over
+//!   six orders of magnitude); `validate` after each call, and a random mix of every
+//!   query form and batch (regions, points, spheres, nearest, rays and swept boxes:
+//!   closest, all, the first `max_hits`, and a callback that clips, ignores and stops;
+//!   `queries/draw.rs`), each with a random query filter (kinds including kinematic, a
+//!   one-way mask, live and stale handles left out, predicates on handle and user data),
+//!   compared with the oracle (`queries/oracle.rs`, the rules applied to the model's live
+//!   objects), both with changes pending and right after an update
+//!   (`queries/check.rs`).
 //! - Hand-built worlds where the answer is known exactly (`queries/adversarial.rs`):
 //!   touching and one-ulp-missing regions, rays along an axis, grazing a face, an edge or
-//!   a corner, starting inside, with `max_t` at an entry, zero or infinite.
+//!   a corner, starting inside or on a face (never a `t` of `-0.0`), with `max_t` at an
+//!   entry, zero or infinite; and (`queries/shapes.rs`) spheres touching a box, nearest
+//!   ties, swept boxes, a callback's clip and normals, the filter's parts.
 //! - The same bytes from every batch for 1, 2, 3, 4, 7 and 16 threads, equal to the single
 //!   queries and to the oracle.
 //! - The errors (first bad index, `out` unchanged) and no panic on arbitrary floats
@@ -20,6 +27,8 @@
 mod adversarial;
 #[path = "queries/between.rs"]
 mod between;
+#[path = "queries/check.rs"]
+mod check;
 use crate::common;
 #[path = "queries/draw.rs"]
 mod draw;
@@ -28,11 +37,14 @@ mod errors;
 use crate::model;
 #[path = "queries/oracle.rs"]
 mod oracle;
+#[path = "queries/shapes.rs"]
+mod shapes;
 
-use broadphase::{Aabb, Batch, Config, Filter, Handle, Kind, Ray, Select, World};
+use broadphase::{Aabb, Batch, Config, Filter, Handle, Kind, Ray, Sphere, Sweep, World};
+use check::{Outs, Tally};
 use common::{Draws, Rng};
 use model::{Model, Obj};
-use oracle::{Outs, Tally};
+use oracle::Qf;
 
 // ---------------------------------------------------------------------------------------------
 // Random sequences of calls
@@ -77,17 +89,23 @@ fn run<const D: usize>(seed: u64, config: Config<D>, huge: bool, ops: usize, t: 
         match op {
             0..=14 => {
                 let (b, k) = (any_box(&mut r, &live, huge), model::kind(&mut r));
-                let f = if op < 7 { Filter::default() } else { model::filter(&mut r) };
-                let h = if op < 7 { w.insert(b, k) } else { w.insert_with(b, k, f, 0) };
-                m.insert(h.unwrap_or_else(|e| panic!("{ctx}: insert: {e}")), b, k, f, 0);
+                let (f, d) = if op < 5 {
+                    (Filter::default(), 0)
+                } else {
+                    (model::filter(&mut r), model::data(&mut r))
+                };
+                let h = if op < 5 { w.insert(b, k) } else { w.insert_with(b, k, f, d) };
+                m.insert(h.unwrap_or_else(|e| panic!("{ctx}: insert: {e}")), b, k, f, d);
             }
             15..=21 => {
                 let n = if r.chance(0.1) { 100 } else { r.below(30) };
                 let boxes: Vec<Aabb<D>> = (0..n).map(|_| any_box(&mut r, &live, huge)).collect();
-                let k = model::kind(&mut r);
-                let hs = w.extend(&boxes, k).unwrap_or_else(|e| panic!("{ctx}: extend: {e}"));
-                for (h, b) in hs.into_iter().zip(boxes) {
-                    m.insert(h, b, k, Filter::default(), 0);
+                let (k, f) = (model::kind(&mut r), model::filter(&mut r));
+                let data: Vec<u64> =
+                    if op < 18 { Vec::new() } else { (0..n).map(|_| model::data(&mut r)).collect() };
+                let hs = w.extend_with(&boxes, k, f, &data).unwrap_or_else(|e| panic!("{ctx}: extend: {e}"));
+                for (i, (h, b)) in hs.into_iter().zip(boxes).enumerate() {
+                    m.insert(h, b, k, f, data.get(i).copied().unwrap_or(0));
                 }
             }
             22..=41 if !live.is_empty() => {
@@ -108,10 +126,15 @@ fn run<const D: usize>(seed: u64, config: Config<D>, huge: bool, ops: usize, t: 
                 w.set_kind(h, k).unwrap_or_else(|e| panic!("{ctx}: set_kind: {e}"));
                 m.get_mut(h).kind = k;
             }
-            60..=66 if !live.is_empty() => {
+            60..=63 if !live.is_empty() => {
                 let (h, f) = (some(&mut r), model::filter(&mut r));
                 w.set_filter(h, f).unwrap_or_else(|e| panic!("{ctx}: set_filter: {e}"));
                 m.get_mut(h).filter = f;
+            }
+            64..=66 if !live.is_empty() => {
+                let (h, d) = (some(&mut r), model::data(&mut r));
+                w.set_user_data(h, d).unwrap_or_else(|e| panic!("{ctx}: set_user_data: {e}"));
+                m.get_mut(h).data = d;
             }
             67..=79 if !live.is_empty() => {
                 let h = some(&mut r);
@@ -129,7 +152,7 @@ fn run<const D: usize>(seed: u64, config: Config<D>, huge: bool, ops: usize, t: 
         }
         if op >= 80 || r.chance(0.3) {
             t.pending += pending as usize;
-            oracle::check_queries(&ctx, &w, &m.live(), 6, 0.15, &mut r, &mut outs, t);
+            check::check_queries(&ctx, &w, &m.live(), 8, 0.15, &mut r, &mut outs, t);
         }
     }
 }
@@ -148,10 +171,18 @@ fn random_calls_then_queries_match_brute_force() {
     let small = Aabb::new([0.0; 3], [1.0; 3]);
     run::<3>(77, Config::default().with_bounds(Some(small)), true, 250, &mut t);
     // The generators reach the cases they are meant to.
-    assert!(t.queries > 20_000 && t.empty > 3000 && t.found > 100_000, "{t:?}");
-    assert!(t.touching > 5000 && t.ray_hits > 40_000 && t.ray_misses > 2000, "{t:?}");
-    assert!(t.zero_t > 15_000 && t.grazes > 10_000 && t.at_max_t > 500, "{t:?}");
-    assert!(t.early_stops > 8000 && t.batch_queries > 80_000 && t.pending > 1500, "{t:?}");
+    assert!(t.queries > 30_000 && t.empty > 3000 && t.found > 100_000, "{t:?}");
+    assert!(t.touching > 5000 && t.ray_hits > 70_000 && t.ray_misses > 2500, "{t:?}");
+    assert!(t.zero_t > 35_000 && t.grazes > 20_000 && t.at_max_t > 2000, "{t:?}");
+    assert!(t.early_stops > 4000 && t.batch_queries > 150_000 && t.pending > 2000, "{t:?}");
+    assert!(
+        t.by_kind > 100_000 && t.by_mask > 40_000 && t.by_handle > 1500 && t.by_predicate > 60_000,
+        "{t:?}"
+    );
+    assert!(t.kinematic_found > 5000 && t.sphere_found > 250_000 && t.sphere_touch > 30_000, "{t:?}");
+    assert!(t.nearest_found > 60_000 && t.nearest_cut_by_k > 2500 && t.nearest_at_max > 300, "{t:?}");
+    assert!(t.sweep_hits > 100_000 && t.sweep_zero_t > 70_000 && t.clipped > 7000, "{t:?}");
+    assert!(t.normals > 70_000 && t.max_hits_cut > 7000, "{t:?}");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -160,10 +191,19 @@ fn random_calls_then_queries_match_brute_force() {
 
 const THREADS: [usize; 6] = [1, 2, 3, 4, 7, 16];
 
-/// A world of a few thousand objects with changes pending since its last update, its
-/// live objects, and queries of each kind.
-#[allow(clippy::type_complexity)]
-fn big_world<const D: usize>(seed: u64) -> (World<D>, Vec<Obj<D>>, Vec<Aabb<D>>, Vec<[f32; D]>, Vec<Ray<D>>) {
+/// The queries of each kind a batch takes.
+struct Queries<const D: usize> {
+    regions: Vec<Aabb<D>>,
+    points: Vec<[f32; D]>,
+    spheres: Vec<Sphere<D>>,
+    rays: Vec<Ray<D>>,
+    sweeps: Vec<Sweep<D>>,
+}
+
+/// A world of a few thousand objects (static, kinematic and dynamic, with filters and
+/// user data) with changes pending since its last update, its live objects, and queries
+/// of each kind.
+fn big_world<const D: usize>(seed: u64) -> (World<D>, Vec<Obj<D>>, Queries<D>) {
     let mut r = Rng::new(seed);
     let mut w = World::<D>::new(Config::default().with_margin(0.1)).unwrap();
     let mut m = Model::<D>::new(0.1);
@@ -172,10 +212,12 @@ fn big_world<const D: usize>(seed: u64) -> (World<D>, Vec<Obj<D>>, Vec<Aabb<D>>,
         let min: [f32; D] = std::array::from_fn(|_| (r.range(0.0, side) * 4.0).round() / 4.0);
         Aabb::new(min, min.map(|x| x + (r.range(0.0, 2.0) * 4.0).round() / 4.0))
     };
-    for k in [Kind::Static, Kind::Dynamic] {
-        let boxes: Vec<Aabb<D>> = (0..1500).map(|_| gen(&mut r)).collect();
-        for (h, b) in w.extend(&boxes, k).unwrap().into_iter().zip(boxes) {
-            m.insert(h, b, k, Filter::default(), 0);
+    for k in [Kind::Static, Kind::Dynamic, Kind::Kinematic] {
+        let boxes: Vec<Aabb<D>> = (0..1000).map(|_| gen(&mut r)).collect();
+        let data: Vec<u64> = (0..boxes.len()).map(|_| r.next_u64() % 5).collect();
+        let f = Filter { membership: if k == Kind::Kinematic { 2 } else { 3 }, mask: u32::MAX };
+        for ((h, b), d) in w.extend_with(&boxes, k, f, &data).unwrap().into_iter().zip(boxes).zip(data) {
+            m.insert(h, b, k, f, d);
         }
     }
     w.update().unwrap();
@@ -200,31 +242,40 @@ fn big_world<const D: usize>(seed: u64) -> (World<D>, Vec<Obj<D>>, Vec<Aabb<D>>,
         m.get_mut(o.h).kind = Kind::Dynamic;
     }
     for _ in 0..100 {
-        let (b, f) = (gen(&mut r), model::filter(&mut r));
-        m.insert(w.insert_with(b, Kind::Dynamic, f, 0).unwrap(), b, Kind::Dynamic, f, 0);
+        let (b, f, d) = (gen(&mut r), model::filter(&mut r), model::data(&mut r));
+        m.insert(w.insert_with(b, Kind::Dynamic, f, d).unwrap(), b, Kind::Dynamic, f, d);
     }
     w.validate().unwrap();
     let objs = m.live();
-    let regions = (0..700).map(|_| draw::region_query(&mut r, &objs)).collect();
-    let points = (0..700).map(|_| draw::point_query(&mut r, &objs)).collect();
-    let rays = (0..700).map(|_| draw::ray_query(&mut r, &objs)).collect();
-    (w, objs, regions, points, rays)
+    let q = Queries {
+        regions: (0..700).map(|_| draw::region_query(&mut r, &objs)).collect(),
+        points: (0..700).map(|_| draw::point_query(&mut r, &objs)).collect(),
+        spheres: (0..700)
+            .map(|_| draw::sphere_query(&mut r, &objs))
+            .map(|(c, s)| Sphere::new(c, s))
+            .collect(),
+        rays: (0..700).map(|_| draw::ray_query(&mut r, &objs)).collect(),
+        sweeps: (0..700).map(|_| draw::sweep_query(&mut r, &objs)).collect(),
+    };
+    (w, objs, q)
 }
 
 /// Every batch's output, as bytes.
-fn batch_bytes<const D: usize>(
-    w: &World<D>,
-    q: &(Vec<Aabb<D>>, Vec<[f32; D]>, Vec<Ray<D>>),
-    sel: Select,
-) -> Vec<u8> {
+fn batch_bytes<const D: usize>(w: &World<D>, q: &Queries<D>, f: &Qf) -> Vec<u8> {
+    let qf = f.build();
     let mut out = Vec::new();
-    let (mut hb, mut pb, mut ab) = (Batch::new(), Batch::new(), Batch::new());
-    let mut closest = Vec::new();
-    w.query_aabbs(&q.0, sel, None, &mut hb).unwrap();
-    w.query_points(&q.1, sel, None, &mut pb).unwrap();
-    w.cast_rays(&q.2, sel, None, &mut closest).unwrap();
-    w.cast_rays_all(&q.2, sel, None, &mut ab).unwrap();
-    for b in [&hb, &pb] {
+    let (mut hb, mut pb, mut sb) = (Batch::new(), Batch::new(), Batch::new());
+    let (mut nb, mut ab, mut wb) = (Batch::new(), Batch::new(), Batch::new());
+    let (mut closest, mut first) = (Vec::new(), Vec::new());
+    w.query_aabbs(&q.regions, qf, &mut hb).unwrap();
+    w.query_points(&q.points, qf, &mut pb).unwrap();
+    w.query_spheres(&q.spheres, qf, &mut sb).unwrap();
+    w.nearest_to_points(&q.points, 7, f32::INFINITY, qf, &mut nb).unwrap();
+    w.cast_rays(&q.rays, qf, &mut closest).unwrap();
+    w.cast_rays_all(&q.rays, usize::MAX, qf, &mut ab).unwrap();
+    w.cast_aabbs(&q.sweeps, qf, &mut first).unwrap();
+    w.cast_aabbs_all(&q.sweeps, 5, qf, &mut wb).unwrap();
+    for b in [&hb, &pb, &sb] {
         for hs in b.iter() {
             out.extend((hs.len() as u64).to_le_bytes());
             hs.iter().for_each(|h| out.extend(h.raw().to_le_bytes()));
@@ -234,48 +285,82 @@ fn batch_bytes<const D: usize>(
         out.extend(h.raw().to_le_bytes());
         out.extend(t.to_bits().to_le_bytes());
     };
-    for (c, all) in closest.iter().zip(ab.iter()) {
+    for b in [&nb, &ab, &wb] {
+        for hits in b.iter() {
+            put(Handle::NULL, hits.len() as f32);
+            hits.iter().for_each(|&(h, t)| put(h, t));
+        }
+    }
+    for c in closest.iter().chain(&first) {
+        put(Handle::NULL, -1.0);
         c.iter().for_each(|&(h, t)| put(h, t));
-        all.iter().for_each(|&(h, t)| put(h, t));
     }
     out
 }
 
 fn same_bytes_for_any_thread_count<const D: usize>(seed: u64) {
-    let (w, objs, regions, points, rays) = big_world::<D>(seed);
-    let q = (regions, points, rays);
-    for sel in [Select::All, Select::Dynamic] {
+    let (w, objs, q) = big_world::<D>(seed);
+    let filters = [
+        Qf::default(),
+        Qf { kinds: [false, true, true], ..Qf::default() },
+        Qf { kinds: [false, true, false], mask: Some(2), ..Qf::default() },
+        Qf { pred: Some(oracle::Pred::EvenData), list: vec![objs[3].h, objs[9].h], ..Qf::default() },
+    ];
+    for f in &filters {
         let mut first: Option<Vec<u8>> = None;
         for threads in THREADS {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            let bytes = pool.install(|| batch_bytes(&w, &q, sel));
+            let bytes = pool.install(|| batch_bytes(&w, &q, f));
             match &first {
                 None => first = Some(bytes),
-                Some(f) => assert!(*f == bytes, "D {D} {sel:?}: {threads} threads gave other bytes than 1"),
+                Some(b) => assert!(*b == bytes, "D {D} {f:?}: {threads} threads gave other bytes than 1"),
             }
         }
     }
     // The batches equal the single queries, and both the oracle.
-    let (mut hb, mut ab, mut closest) = (Batch::new(), Batch::new(), Vec::new());
+    let f = &filters[3];
+    let qf = f.build();
+    let (mut hb, mut sb, mut nb) = (Batch::new(), Batch::new(), Batch::new());
+    let (mut ab, mut wb, mut closest, mut first) = (Batch::new(), Batch::new(), Vec::new(), Vec::new());
     let (mut one, mut all) = (Vec::new(), Vec::new());
-    w.query_aabbs(&q.0, Select::All, None, &mut hb).unwrap();
-    for (i, region) in q.0.iter().enumerate() {
-        w.query_aabb(*region, Select::All, None, &mut one).unwrap();
+    w.query_aabbs(&q.regions, qf, &mut hb).unwrap();
+    for (i, region) in q.regions.iter().enumerate() {
+        w.query_aabb(*region, qf, &mut one).unwrap();
         assert_eq!(hb.get(i), one.as_slice(), "D {D}: region {i}");
-        assert_eq!(one, oracle::region(&objs, region, Select::All, None), "D {D}: region {i}");
+        assert_eq!(one, oracle::region(&objs, region, f), "D {D}: region {i}");
     }
-    w.cast_rays(&q.2, Select::All, None, &mut closest).unwrap();
-    w.cast_rays_all(&q.2, Select::All, None, &mut ab).unwrap();
-    for (i, ray) in q.2.iter().enumerate() {
-        let single = w.cast_ray(ray.origin, ray.dir, ray.max_t, Select::All, None).unwrap();
-        assert_eq!(oracle::bits(closest[i].as_slice()), oracle::bits(single.as_slice()), "D {D}: ray {i}");
-        w.cast_ray_all(ray.origin, ray.dir, ray.max_t, Select::All, None, &mut all).unwrap();
-        assert_eq!(oracle::bits(ab.get(i)), oracle::bits(&all), "D {D}: ray {i}");
+    w.query_spheres(&q.spheres, qf, &mut sb).unwrap();
+    for (i, s) in q.spheres.iter().enumerate() {
+        w.query_sphere(s.center, s.radius, qf, &mut one).unwrap();
+        assert_eq!(sb.get(i), one.as_slice(), "D {D}: sphere {i}");
+        assert_eq!(one, oracle::sphere(&objs, &s.center, s.radius, f), "D {D}: sphere {i}");
+    }
+    w.nearest_to_points(&q.points, 4, 3.0, qf, &mut nb).unwrap();
+    for (i, p) in q.points.iter().enumerate() {
+        w.nearest(*p, 4, 3.0, qf, &mut all).unwrap();
+        assert_eq!(oracle::bits(nb.get(i)), oracle::bits(&all), "D {D}: nearest {i}");
         assert_eq!(
             oracle::bits(&all),
-            oracle::bits(&oracle::hits(&objs, ray, Select::All, None)),
-            "D {D}: ray {i}"
+            oracle::bits(&oracle::nearest(&objs, p, 4, 3.0, f)),
+            "D {D}: nearest {i}"
         );
+    }
+    w.cast_rays(&q.rays, qf, &mut closest).unwrap();
+    w.cast_rays_all(&q.rays, usize::MAX, qf, &mut ab).unwrap();
+    for (i, ray) in q.rays.iter().enumerate() {
+        let single = w.cast_ray(ray.origin, ray.dir, ray.max_t, qf).unwrap();
+        assert_eq!(oracle::bits(closest[i].as_slice()), oracle::bits(single.as_slice()), "D {D}: ray {i}");
+        w.cast_ray_all(ray.origin, ray.dir, ray.max_t, usize::MAX, qf, &mut all).unwrap();
+        assert_eq!(oracle::bits(ab.get(i)), oracle::bits(&all), "D {D}: ray {i}");
+        assert_eq!(oracle::bits(&all), oracle::bits(&oracle::hits(&objs, ray, f)), "D {D}: ray {i}");
+    }
+    w.cast_aabbs(&q.sweeps, qf, &mut first).unwrap();
+    w.cast_aabbs_all(&q.sweeps, 3, qf, &mut wb).unwrap();
+    for (i, s) in q.sweeps.iter().enumerate() {
+        let single = w.cast_aabb(s.aabb, s.dir, s.max_t, qf).unwrap();
+        assert_eq!(oracle::bits(first[i].as_slice()), oracle::bits(single.as_slice()), "D {D}: sweep {i}");
+        w.cast_aabb_all(s.aabb, s.dir, s.max_t, 3, qf, &mut all).unwrap();
+        assert_eq!(oracle::bits(wb.get(i)), oracle::bits(&all), "D {D}: sweep {i}");
     }
 }
 

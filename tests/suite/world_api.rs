@@ -2,7 +2,7 @@
 //! user data through removal, kinematic objects, the accessors, handles round-tripped,
 //! clones that go their own way, a short `Debug`.
 
-use broadphase::{Aabb, Aabb2, Config, Error, Filter, Handle, Kind, Select, World2, World3};
+use broadphase::{Aabb, Aabb2, Config, Error, Filter, Handle, Kind, QueryFilter, World2, World3};
 
 fn sq(x: f32, y: f32, s: f32) -> Aabb2 {
     Aabb::new([x, y], [x + s, y + s])
@@ -19,7 +19,7 @@ fn events_borrow_the_world_immutably_so_handlers_can_query() {
     let mut seen = Vec::new();
     for &[a, b] in w.events().added {
         // Reading and querying the world while the events are borrowed.
-        w.query_aabb(w.aabb(b).unwrap(), Select::All, None, &mut near).unwrap();
+        w.query_aabb(w.aabb(b).unwrap(), QueryFilter::new(), &mut near).unwrap();
         seen.push((w.user_data(a).unwrap(), w.user_data(b).unwrap(), near.clone()));
     }
     assert_eq!(seen, [(100, 200, vec![floor, ball])]);

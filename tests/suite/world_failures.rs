@@ -4,7 +4,7 @@
 //! Each case found by driving the public API against a naive model; checked here against
 //! brute force, with `validate()` after every call.
 
-use broadphase::{Aabb, Aabb2, Config, Error, Handle, Kind, Select, World, World2};
+use broadphase::{Aabb, Aabb2, Config, Error, Handle, Kind, QueryFilter, World, World2};
 
 /// Every live pair the rule makes, by brute force over the live objects.
 fn brute<const D: usize>(objs: &[(Handle, Aabb<D>, Kind)], margin: f32) -> Vec<[Handle; 2]> {
@@ -25,7 +25,7 @@ fn brute<const D: usize>(objs: &[(Handle, Aabb<D>, Kind)], margin: f32) -> Vec<[
 
 fn region_hits(w: &World2, r: Aabb2) -> Vec<Handle> {
     let mut out = Vec::new();
-    w.query_aabb(r, Select::All, None, &mut out).unwrap();
+    w.query_aabb(r, QueryFilter::new(), &mut out).unwrap();
     out
 }
 
@@ -76,7 +76,7 @@ fn a_kind_flipped_and_back_after_a_failed_update_leaves_no_ghost() {
     w.update().unwrap();
     w.validate().unwrap();
     let mut out = Vec::new();
-    w.query_aabb(Aabb2::new([-10.0; 2], [10.0; 2]), Select::Static, None, &mut out).unwrap();
+    w.query_aabb(Aabb2::new([-10.0; 2], [10.0; 2]), QueryFilter::new().only_static(), &mut out).unwrap();
     assert!(out.is_empty(), "a dynamic object is in the static tree: {out:?}");
     // A dynamic box moved onto `a` pairs with it once, as a dynamic pair.
     w.set_aabb(far, Aabb2::new([0.5; 2], [1.5; 2])).unwrap();

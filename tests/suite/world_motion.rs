@@ -5,7 +5,7 @@
 //! crowd never does: leaves given up, objects without a leaf and their tree, split walks,
 //! the dynamic tree rebuilt with strays, whole frames.
 
-use broadphase::{Aabb, Config, Handle, Kind, Select, World};
+use broadphase::{Aabb, Config, Handle, Kind, QueryFilter, World};
 
 /// A small xorshift generator: the scenes are the same on every run.
 struct Rng(u64);
@@ -91,7 +91,7 @@ fn run<const D: usize>(
         if f % 5 == 0 {
             let q = cube([r.unit() * 30.0; D], 4.0);
             let mut got = Vec::new();
-            w.query_aabb(q, Select::All, None, &mut got).unwrap();
+            w.query_aabb(q, QueryFilter::new(), &mut got).unwrap();
             let mut exp: Vec<Handle> = objs.iter().filter(|o| o.b.overlaps(&q)).map(|o| o.h).collect();
             exp.sort_unstable();
             got.sort_unstable();

@@ -1,11 +1,14 @@
 //! The trees' side of the world's queries: the clean objects whose boxes a region meets
-//! or a ray enters. The caller adds the objects changed since the last update (which the
-//! trees do not know yet) and applies the kind and filter.
+//! or a ray or swept box enters, and the clean objects in order of a key (an entry `t`,
+//! a distance). The caller adds the objects changed since the last update (which the
+//! trees do not know yet) and applies the query filter.
 //!
-//! - Input: a region or a [`RayTest`], which kinds to search, the changed set, the store,
-//!   the generations, the margin. Output: each clean live object of a selected kind whose
-//!   box (as set) the region meets or the ray enters, once, by slot and generation (a
-//!   static leaf's kept beside the tree), to a visitor.
+//! - Input: a region, a [`Slab`] test (a ray or a swept box) or a key, which trees to
+//!   search, the changed set, the store, the generations, the margin. Output: each clean
+//!   live object of the trees searched whose box (as set) the region meets or the motion
+//!   enters, once, by slot and generation (a static leaf's kept beside the tree), to a
+//!   visitor; or, for [`Search::best_first`], each one the caller's test takes, in order
+//!   of `(key, slot)`.
 //! - The exact test reads the box nearest to hand: where the margin is 0 or less, a
 //!   static leaf is the box itself (the trees grow boxes by the margin only where it is
 //!   positive), so the walk's own test is exact; a dynamic leaf is fat, and its copy of
@@ -14,11 +17,12 @@
 //! - Cost: one walk of each selected tree, O(log n + candidates), plus the short list of
 //!   dynamic objects without a leaf. Where nothing changed since the last update the
 //!   changed set is not read.
-//! - Threads: none (batches run queries in parallel above it). Allocation: none.
+//! - Threads: none (batches run queries in parallel above it). Allocation: none but the
+//!   best-first walk's queue, the caller's ([`Frontier`]).
 //! - Source: the walks of [`crate::bvh`].
 
 use super::{Search, NONE};
-use crate::bvh::RayTest;
+use crate::bvh::{Bvh, Frontier, Slab};
 use crate::world::dirty::Dirty;
 use crate::world::store::Store;
 use crate::Aabb;
@@ -91,12 +95,12 @@ impl<const D: usize> Search<D> {
         ControlFlow::Continue(())
     }
 
-    /// Each clean object of the selected kinds whose box the ray enters at `t <= *cut`,
-    /// with that `t`, nearer subtrees first, by slot and generation; `visit` may lower
-    /// `*cut` or stop.
-    pub(crate) fn ray_hits(
+    /// Each clean object of the selected kinds whose box the ray (or swept box) enters at
+    /// `t <= *cut`, with that `t`, nearer subtrees first, by slot and generation; `visit`
+    /// may lower `*cut` or stop.
+    pub(crate) fn ray_hits<S: Slab<D>>(
         &self,
-        ray: &RayTest<D>,
+        ray: &S,
         cut: &mut f32,
         at: &Sight<'_, D>,
         mut visit: impl FnMut(u32, u32, f32, &mut f32) -> ControlFlow<()>,
@@ -140,5 +144,63 @@ impl<const D: usize> Search<D> {
             })?;
         }
         ControlFlow::Continue(())
+    }
+
+    /// Each clean object of the selected kinds that `take(slot, generation)` accepts and
+    /// whose box (as set) has `key(box, cut)` at most `*cut`, by slot, with that key, in
+    /// order of `(key, slot)`, together with the leaves the caller pushed into `frontier`
+    /// (the changed objects); `visit` may lower `*cut` or stop. `key` must be monotone
+    /// (`bvh::best`): it keys the trees' nodes and leaves (grown by the margin) too.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn best_first(
+        &self,
+        frontier: &mut Frontier,
+        at: &Sight<'_, D>,
+        cut: &mut f32,
+        key: impl Fn(&Aabb<D>, f32) -> Option<f32>,
+        take: impl Fn(u32, u32) -> bool,
+        visit: impl FnMut(u32, f32, &mut f32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        /// Where a tree's leaves name their objects.
+        #[derive(Clone, Copy)]
+        enum Leaves {
+            /// The static tree: its ids are slots, a generation of `NONE` masks a leaf.
+            Statics,
+            /// A tree over extras: its ids index the list of their slots.
+            Extras,
+            /// The dynamic tree: `pos_slot` by position, `NONE` for a free leaf.
+            Dynamics,
+        }
+        let (st, d) = (&self.statics, &self.dynamics);
+        let mut trees: [&Bvh<D>; 4] = [&st.tree; 4];
+        let mut kinds = [(Leaves::Statics, &st.extras); 4];
+        let mut n = 0;
+        let mut add = |t, k| {
+            trees[n] = t;
+            kinds[n] = k;
+            n += 1;
+        };
+        if at.statics {
+            add(&st.tree, (Leaves::Statics, &st.extras));
+            add(&st.extra_tree, (Leaves::Extras, &st.extras));
+        }
+        if at.dynamics {
+            add(&d.tree, (Leaves::Dynamics, &d.extras));
+            add(&d.extra_tree, (Leaves::Extras, &d.extras));
+        }
+        let leaf = |i: usize, p: usize, _: f32, cut: f32| {
+            let s = match kinds[i] {
+                (Leaves::Statics, _) if st.gens[p] == NONE => return None,
+                (Leaves::Statics, _) => st.tree.ids[p],
+                (Leaves::Extras, extras) => extras[trees[i].ids[p] as usize],
+                (Leaves::Dynamics, _) => d.pos_slot[p],
+            };
+            if s == NONE || at.changed(s) {
+                return None;
+            }
+            let k = key(&at.store.boxes[s as usize], cut)?;
+            take(s, at.generations[s as usize]).then_some((k, s))
+        };
+        frontier.walk(&trees[..n], cut, &key, leaf, visit)
     }
 }

@@ -22,7 +22,7 @@
 //!   leaves and the small tree beside a frozen one are this crate's.
 
 use super::{tree_margin, NONE, SAH_FRAMES};
-use crate::bvh::{Bvh, RayTest};
+use crate::bvh::{Bvh, Slab};
 use crate::world::store::{Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Kind};
 use crate::{Aabb, Error};
@@ -52,17 +52,17 @@ pub(super) enum Stale {
 #[derive(Clone, Debug, Default)]
 pub(super) struct Statics<const D: usize> {
     /// The tree; its ids are the objects' slots.
-    tree: Bvh<D>,
+    pub(super) tree: Bvh<D>,
     /// The generation of the object at each leaf, read beside the tree so that a query
     /// names a hit without a load by slot; `NONE`: masked (the object changed since the
     /// tree was built, and is in `extras` if still a live static one).
-    gens: Vec<u32>,
+    pub(super) gens: Vec<u32>,
     masked: usize,
     /// Live static objects changed since the tree was built, their generations, and a
     /// tree over their grown boxes (its ids index `extras`).
-    extras: Vec<u32>,
+    pub(super) extras: Vec<u32>,
     extra_gens: Vec<u32>,
-    extra_tree: Bvh<D>,
+    pub(super) extra_tree: Bvh<D>,
     extra_boxes: Vec<Aabb<D>>,
     /// A tree was built.
     built: bool,
@@ -290,12 +290,12 @@ impl<const D: usize> Statics<D> {
         })
     }
 
-    /// Each live static object whose leaf box the ray enters at `t <= *cut`: its slot,
-    /// generation and `t`, nearer subtrees of each tree first; `visit` may lower `*cut`
-    /// or stop.
-    pub(super) fn cast(
+    /// Each live static object whose leaf box the ray (or swept box) enters at
+    /// `t <= *cut`: its slot, generation and `t`, nearer subtrees of each tree first;
+    /// `visit` may lower `*cut` or stop.
+    pub(super) fn cast<S: Slab<D>>(
         &self,
-        ray: &RayTest<D>,
+        ray: &S,
         cut: &mut f32,
         mut visit: impl FnMut(u32, u32, f32, &mut f32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {

@@ -2,16 +2,19 @@
 //! touch a box or miss it by one ulp, zero-size, identical, huge and far boxes; rays along
 //! each axis (other components `0.0`, `-0.0` or a subnormal `1e-40`, all parallel), rays
 //! grazing a face, an edge or a corner, origins inside and on boxes, non-unit directions,
-//! and `max_t` at an entry, one ulp short, zero and infinite. Every coordinate and every
-//! expected `t` is exact in `f32` (small integers, powers of two), so the answers follow
-//! from the geometry, not from the slab formula. Each world is checked in four states
-//! (inserted and pending; updated; moved into place with the move pending; moved and
-//! updated), each through every entry point, then with random queries against the oracle.
+//! and `max_t` at an entry, one ulp short, zero and infinite; rays from every face of a
+//! lattice of touching boxes along every axis, both ways (no `t` of `-0.0`, the
+//! `(t, handle)` order kept). Every coordinate and every expected `t` is exact in `f32` (small
+//! integers, powers of two), so the answers follow from the geometry, not from the slab
+//! formula. Each world is checked in four states (inserted and pending; updated; moved
+//! into place with the move pending; moved and updated), each through every entry point,
+//! then with random queries against the oracle.
 
+use super::check::{self, Outs, Tally};
 use super::common::{next_down, next_up, Rng};
 use super::model::Obj;
-use super::oracle::{self, Outs, Tally};
-use broadphase::{Aabb, Batch, Config, Filter, Handle, Kind, Ray, Select, World};
+use super::oracle::{self, Qf};
+use broadphase::{Aabb, Batch, CastAction, Config, Filter, Handle, Kind, QueryFilter, Ray, World};
 use std::ops::ControlFlow;
 
 /// One of the four states of a world holding `objs` (each with the default filter), with
@@ -65,7 +68,7 @@ fn build<const D: usize>(
 }
 
 /// Runs `check` on each state of the world, then 300 random queries against the oracle.
-fn each_state<const D: usize>(
+pub(super) fn each_state<const D: usize>(
     objs: &[(Aabb<D>, Kind)],
     filler: bool,
     check: impl Fn(&str, &World<D>, &[Handle]),
@@ -76,7 +79,7 @@ fn each_state<const D: usize>(
         let ctx = format!("D {D} state {state}");
         check(&ctx, &w, &hs);
         let mut r = Rng::new(state as u64);
-        oracle::check_queries(&ctx, &w, &all, 300, 1.0, &mut r, &mut Outs::default(), &mut t);
+        check::check_queries(&ctx, &w, &all, 300, 1.0, &mut r, &mut Outs::default(), &mut t);
     }
 }
 
@@ -85,11 +88,11 @@ fn each_state<const D: usize>(
 fn region<const D: usize>(ctx: &str, w: &World<D>, hs: &[Handle], q: Aabb<D>, want: &[usize]) {
     let mut want: Vec<Handle> = want.iter().map(|&i| hs[i]).collect();
     want.sort();
-    let mut out = Vec::new();
-    w.query_aabb(q, Select::All, None, &mut out).unwrap();
+    let (mut out, all) = (Vec::new(), QueryFilter::new());
+    w.query_aabb(q, all, &mut out).unwrap();
     assert_eq!(out, want, "{ctx}: query_aabb {q:?}");
     let mut each = Vec::new();
-    let flow = w.query_aabb_each(q, Select::All, None, |h| {
+    let flow = w.query_aabb_each(q, all, |h| {
         each.push(h);
         ControlFlow::Continue(())
     });
@@ -97,12 +100,12 @@ fn region<const D: usize>(ctx: &str, w: &World<D>, hs: &[Handle], q: Aabb<D>, wa
     each.sort();
     assert_eq!(each, want, "{ctx}: query_aabb_each {q:?}");
     let mut batch = Batch::new();
-    w.query_aabbs(&[q, q], Select::All, None, &mut batch).unwrap();
+    w.query_aabbs(&[q, q], all, &mut batch).unwrap();
     assert_eq!((batch.get(0), batch.get(1)), (want.as_slice(), want.as_slice()), "{ctx}: query_aabbs {q:?}");
     if q.min == q.max {
-        w.query_point(q.min, Select::All, None, &mut out).unwrap();
+        w.query_point(q.min, all, &mut out).unwrap();
         assert_eq!(out, want, "{ctx}: query_point {q:?}");
-        w.query_points(&[q.min], Select::All, None, &mut batch).unwrap();
+        w.query_points(&[q.min], all, &mut batch).unwrap();
         assert_eq!(batch.get(0), want.as_slice(), "{ctx}: query_points {q:?}");
     }
 }
@@ -111,24 +114,25 @@ fn region<const D: usize>(ctx: &str, w: &World<D>, hs: &[Handle], q: Aabb<D>, wa
 /// caller lists in `(t, handle)` order.
 fn ray<const D: usize>(ctx: &str, w: &World<D>, hs: &[Handle], ray: Ray<D>, want: &[(usize, f32)]) {
     let want: Vec<(Handle, u32)> = want.iter().map(|&(i, t)| (hs[i], t.to_bits())).collect();
-    let (o, d, m) = (ray.origin, ray.dir, ray.max_t);
+    let (o, d, m, all) = (ray.origin, ray.dir, ray.max_t, QueryFilter::new());
     let ctx = format!("{ctx}: {ray:?}");
     let mut out = Vec::new();
-    w.cast_ray_all(o, d, m, Select::All, None, &mut out).unwrap();
+    w.cast_ray_all(o, d, m, usize::MAX, all, &mut out).unwrap();
     assert_eq!(oracle::bits(&out), want, "{ctx}: cast_ray_all");
-    let closest = w.cast_ray(o, d, m, Select::All, None).unwrap();
+    w.cast_ray_all(o, d, m, 2, all, &mut out).unwrap();
+    assert_eq!(oracle::bits(&out), want[..want.len().min(2)], "{ctx}: cast_ray_all, 2 hits");
+    let closest = w.cast_ray(o, d, m, all).unwrap();
     assert_eq!(oracle::bits(closest.as_slice()), want[..want.len().min(1)], "{ctx}: cast_ray");
     let mut each = Vec::new();
-    let flow = w.cast_ray_each(o, d, m, Select::All, None, |h, t| {
-        each.push((h, t));
-        ControlFlow::Continue(())
+    let flow = w.cast_ray_with(o, d, m, all, |h| {
+        each.push((h.handle, h.t));
+        CastAction::Ignore
     });
-    assert_eq!(flow, Ok(ControlFlow::Continue(())), "{ctx}: cast_ray_each");
-    each.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-    assert_eq!(oracle::bits(&each), want, "{ctx}: cast_ray_each");
+    assert_eq!(flow, Ok(ControlFlow::Continue(())), "{ctx}: cast_ray_with");
+    assert_eq!(oracle::bits(&each), want, "{ctx}: cast_ray_with");
     let (mut batch, mut first) = (Batch::new(), Vec::new());
-    w.cast_rays_all(&[ray], Select::All, None, &mut batch).unwrap();
-    w.cast_rays(&[ray], Select::All, None, &mut first).unwrap();
+    w.cast_rays_all(&[ray], usize::MAX, all, &mut batch).unwrap();
+    w.cast_rays(&[ray], all, &mut first).unwrap();
     assert_eq!(oracle::bits(batch.get(0)), want, "{ctx}: cast_rays_all");
     assert_eq!(oracle::bits(first[0].as_slice()), want[..want.len().min(1)], "{ctx}: cast_rays");
 }
@@ -383,35 +387,71 @@ fn identical_boxes_tie_by_handle() {
     identical::<3>();
 }
 
-/// Select and filter on a hand-built world.
-#[test]
-fn select_and_filter_pick_the_right_objects() {
-    let b = Aabb::new([0.0; 2], [1.0; 2]);
-    let mut w = World::<2>::new(Config::default()).unwrap();
-    let s = w.insert_with(b, Kind::Static, Filter { membership: 1, mask: 1 }, 0).unwrap();
-    let d = w.insert_with(b, Kind::Dynamic, Filter { membership: 2, mask: 3 }, 0).unwrap();
-    let a = w.insert(b, Kind::Dynamic).unwrap();
-    for update in [false, true] {
-        if update {
-            w.update().unwrap();
-        }
-        let mut out = Vec::new();
-        let cases: [(Select, Option<Filter>, Vec<Handle>); 7] = [
-            (Select::All, None, vec![s, d, a]),
-            (Select::Static, None, vec![s]),
-            (Select::Dynamic, None, vec![d, a]),
-            (Select::All, Some(Filter { membership: 1, mask: 1 }), vec![s, a]),
-            (Select::All, Some(Filter { membership: 2, mask: 2 }), vec![d, a]),
-            (Select::All, Some(Filter { membership: 4, mask: u32::MAX }), vec![a]),
-            (Select::All, Some(Filter { membership: 0, mask: u32::MAX }), vec![]),
-        ];
-        for (sel, f, want) in cases {
-            w.query_point([0.5; 2], sel, f, &mut out).unwrap();
-            assert_eq!(out, want, "{sel:?} {f:?} update {update}");
-            let all: Vec<(Handle, f32)> = want.iter().map(|&h| (h, 1.0)).collect();
-            let mut got = Vec::new();
-            w.cast_ray_all([-1.0, 0.5], [1.0, 0.0], 9.0, sel, f, &mut got).unwrap();
-            assert_eq!(oracle::bits(&got), oracle::bits(&all), "{sel:?} {f:?} update {update}");
-        }
+/// The objects of a world built by [`build`] from `objs`, for the oracle.
+fn as_objs<const D: usize>(objs: &[(Aabb<D>, Kind)], hs: &[Handle]) -> Vec<Obj<D>> {
+    hs.iter()
+        .zip(objs)
+        .map(|(&h, &(aabb, kind))| Obj { h, aabb, kind, filter: Filter::default(), data: 0 })
+        .collect()
+}
+
+/// Rays from the middle, the edges and the corners of every face of a lattice of
+/// touching unit boxes (with copies and zero-size boxes at lattice points), along every
+/// axis both ways, at lengths 0, 1 and infinite: every hit as the oracle finds it, in
+/// `(t, handle)` order, and no `t` is `-0.0` (a ray on a face moving into the box along
+/// a negative axis computes the entry as `0.0 * -1`).
+fn rays_from_faces<const D: usize>() {
+    let mut objs = Vec::new();
+    for cell in 0..3usize.pow(D as u32) {
+        let min: [f32; D] = std::array::from_fn(|k| (cell / 3usize.pow(k as u32) % 3) as f32);
+        let kind = [Kind::Static, Kind::Dynamic, Kind::Kinematic][cell % 3];
+        objs.push((Aabb::new(min, min.map(|x| x + 1.0)), kind));
     }
+    objs.push((Aabb::new([1.0; D], [2.0; D]), Kind::Dynamic));
+    objs.push((Aabb::new([1.0; D], [1.0; D]), Kind::Static));
+    objs.push((Aabb::new([2.0; D], [2.0; D]), Kind::Dynamic));
+    let boxes: Vec<Aabb<D>> = objs.iter().map(|o| o.0).collect();
+    each_state(&objs, false, |ctx, w, hs| {
+        let all = as_objs(&objs, hs);
+        let mut out = Vec::new();
+        for b in &boxes {
+            for k in 0..D {
+                for at in [b.min[k], b.max[k]] {
+                    for off in [0.5f32, 0.0, 1.0] {
+                        // The face's middle (off 0.5), or a corner of it.
+                        let o: [f32; D] = std::array::from_fn(|j| if j == k { at } else { b.min[j] + off });
+                        for j in 0..D {
+                            for s in [1.0f32, -1.0] {
+                                let dir = std::array::from_fn(|i| if i == j { s } else { 0.0 });
+                                for m in [0.0, 1.0, f32::INFINITY] {
+                                    let ray = Ray::new(o, dir, m);
+                                    let want = oracle::bits(&oracle::hits(&all, &ray, &Qf::default()));
+                                    let f = QueryFilter::new();
+                                    w.cast_ray_all(o, dir, m, usize::MAX, f, &mut out).unwrap();
+                                    let got = oracle::bits(&out);
+                                    assert!(
+                                        got.iter().all(|h| h.1 != (-0.0f32).to_bits()),
+                                        "{ctx}: {ray:?}: -0.0"
+                                    );
+                                    assert_eq!(got, want, "{ctx}: {ray:?}: cast_ray_all");
+                                    let first = w.cast_ray(o, dir, m, f).unwrap();
+                                    assert_eq!(
+                                        oracle::bits(first.as_slice()),
+                                        want[..want.len().min(1)],
+                                        "{ctx}"
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+#[test]
+fn rays_from_box_faces_keep_the_t_then_handle_order() {
+    rays_from_faces::<2>();
+    rays_from_faces::<3>();
 }

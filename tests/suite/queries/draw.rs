@@ -3,12 +3,16 @@
 //! zero-size regions at corners, huge and far regions; points at corners (exact or one
 //! ulp off); rays along an axis (other components `0.0`, `-0.0` or `1e-40`), aimed at a
 //! corner of a live box from a lattice point, starting inside or on a face of a box, with
-//! `max_t` infinite, zero, or exactly at (or one ulp before) a box's entry.
+//! `max_t` infinite, zero, or exactly at (or one ulp before) a box's entry; balls and
+//! nearest queries whose radius or `max_distance` is exactly a live box's distance (or
+//! one ulp short); swept boxes that are, touch or overlap live boxes, with the same
+//! directions and lengths as rays; and query filters of every part (kinds, one-way mask,
+//! live and stale handles left out, predicates on handle and user data).
 
 use super::common::{next_down, next_up, Draws, Rng};
 use super::model::Obj;
-use super::oracle::slab;
-use broadphase::{Aabb, Filter, Ray, Select};
+use super::oracle::{distance, slab, sweep_entry, Pred, Qf};
+use broadphase::{Aabb, Handle, Ray, Sweep};
 
 /// `x` one ulp up or down, where that stays finite.
 fn ulp(x: f32, up: bool) -> f32 {
@@ -149,6 +153,25 @@ pub fn ray_query<const D: usize>(r: &mut Rng, objs: &[Obj<D>]) -> Ray<D> {
         (8, _) => std::array::from_fn(|_| 1e9 + r.range(0.0, 1e3)),
         _ => std::array::from_fn(|_| r.range(-2.0, 12.0)),
     };
+    let dir = direction(r, objs, &origin);
+    let mut ray = Ray::new(origin, dir, f32::INFINITY);
+    ray.max_t = match (r.below(10), o) {
+        (0..=3, _) => f32::INFINITY,
+        (4, _) => 0.0,
+        (5..=6, _) => r.range(0.0, 15.0),
+        (7..=8, Some(o)) => match slab(&ray, &o) {
+            Some(t) if r.chance(0.5) => t,
+            Some(t) if t > 0.0 => next_down(t),
+            _ => f32::INFINITY,
+        },
+        _ => [f32::MAX, 1.0][r.below(2)],
+    };
+    ray
+}
+
+/// A direction: along one axis (the rest `0.0`, `-0.0` or `±1e-40`), small integers,
+/// from `origin` to a corner or a point of a live box, random at three scales.
+fn direction<const D: usize>(r: &mut Rng, objs: &[Obj<D>], origin: &[f32; D]) -> [f32; D] {
     let target = pick(r, objs);
     let mut dir: [f32; D] = match (r.below(10), target) {
         (0..=3, _) => {
@@ -179,29 +202,98 @@ pub fn ray_query<const D: usize>(r: &mut Rng, objs: &[Obj<D>]) -> Ray<D> {
     if dir.iter().any(|x| !x.is_finite()) || dir.iter().all(|&x| x == 0.0) {
         dir = std::array::from_fn(|k| if k == 0 { 1.0 } else { 0.0 });
     }
-    let mut ray = Ray::new(origin, dir, f32::INFINITY);
-    ray.max_t = match (r.below(10), o) {
+    dir
+}
+
+/// A swept box: a region of [`region_query`] (a live box, one touching or overlapping
+/// one, zero-size, huge, far) moved along a [`direction`], for a length like a ray's or
+/// exactly at (or one ulp before) where it first touches a live box.
+pub fn sweep_query<const D: usize>(r: &mut Rng, objs: &[Obj<D>]) -> Sweep<D> {
+    let aabb = region_query(r, objs);
+    let centre: [f32; D] = std::array::from_fn(|k| lerp(aabb.min[k], aabb.max[k], 0.5));
+    let dir = direction(r, objs, &centre);
+    let mut s = Sweep::new(aabb, dir, f32::INFINITY);
+    s.max_t = match (r.below(10), pick(r, objs)) {
         (0..=3, _) => f32::INFINITY,
         (4, _) => 0.0,
         (5..=6, _) => r.range(0.0, 15.0),
-        (7..=8, Some(o)) => match slab(&ray, &o) {
-            Some(t) if r.chance(0.5) => t,
-            Some(t) if t > 0.0 => next_down(t),
+        (7..=8, Some(o)) => match sweep_entry(&s, &o) {
+            Some((t, _)) if r.chance(0.5) => t,
+            Some((t, _)) if t > 0.0 => next_down(t),
             _ => f32::INFINITY,
         },
         _ => [f32::MAX, 1.0][r.below(2)],
     };
-    ray
+    s
 }
 
-/// A random `Select`.
-pub fn select(r: &mut Rng) -> Select {
-    [Select::All, Select::Static, Select::Dynamic][r.below(3)]
+/// A distance bound from a point: a live box's exact distance (a touch) or one ulp short
+/// of it, 0, a random one, or a huge one.
+fn reach<const D: usize>(r: &mut Rng, objs: &[Obj<D>], p: &[f32; D]) -> f32 {
+    match (r.below(10), pick(r, objs)) {
+        (0..=3, Some(o)) => {
+            let d = distance(p, &o);
+            if r.chance(0.7) || d == 0.0 || !d.is_finite() {
+                d.min(f32::MAX)
+            } else {
+                next_down(d)
+            }
+        }
+        (4, _) => 0.0,
+        (5..=7, _) => r.range(0.0, 6.0),
+        _ => [1e30, f32::MAX][r.below(2)],
+    }
 }
 
-/// No filter half the time, else one of a few groups (membership 0 among them: passes
-/// nothing).
-pub fn query_filter(r: &mut Rng) -> Option<Filter> {
-    const GROUPS: [u32; 5] = [1, 2, 3, u32::MAX, 0];
-    r.chance(0.5).then(|| Filter { membership: GROUPS[r.below(5)], mask: GROUPS[r.below(4)] })
+/// A ball: a centre of [`point_query`], a radius of [`reach`].
+pub fn sphere_query<const D: usize>(r: &mut Rng, objs: &[Obj<D>]) -> ([f32; D], f32) {
+    let c = point_query(r, objs);
+    (c, reach(r, objs, &c))
+}
+
+/// A nearest query: a point of [`point_query`], `k` from 0 to past every object, and a
+/// `max_distance` of [`reach`] or infinite.
+pub fn nearest_query<const D: usize>(r: &mut Rng, objs: &[Obj<D>]) -> ([f32; D], usize, f32) {
+    let p = point_query(r, objs);
+    let k = [0, 1, 1, 2, 3, 5, 10, usize::MAX][r.below(8)];
+    let m = if r.chance(0.4) { f32::INFINITY } else { reach(r, objs, &p) };
+    (p, k, m)
+}
+
+/// A query filter: every object half the time; else kinds (one, two, or none), a mask
+/// (membership 0 passes none; `u32::MAX` all but membership 0), live handles left out
+/// (one, or a short list), a stale handle, a predicate.
+pub fn query_filter<const D: usize>(r: &mut Rng, objs: &[Obj<D>]) -> Qf {
+    let mut f = Qf::default();
+    if r.chance(0.4) {
+        return f;
+    }
+    if r.chance(0.5) {
+        f.kinds = match r.below(8) {
+            0 => [true, false, false],
+            1 => [false, true, false],
+            2 => [false, false, true],
+            3 => [false, true, true],
+            4 => [true, false, true],
+            5 => [true, true, false],
+            6 => [false, false, false],
+            _ => [true; 3],
+        };
+    }
+    if r.chance(0.3) {
+        f.mask = Some([1, 2, 3, u32::MAX, 0][r.below(5)]);
+    }
+    let live = |r: &mut Rng| objs[r.below(objs.len())].h;
+    if !objs.is_empty() && r.chance(0.3) {
+        f.one = Some(live(r));
+    } else if r.chance(0.05) {
+        f.one = Some(Handle::from_raw(r.next_u64()));
+    }
+    if !objs.is_empty() && r.chance(0.2) {
+        f.list = (0..1 + r.below(3)).map(|_| live(r)).collect();
+    }
+    if r.chance(0.25) {
+        f.pred = Some([Pred::EvenData, Pred::NotThirds, Pred::Never][r.below(3)]);
+    }
+    f
 }

@@ -1,56 +1,171 @@
-//! The brute-force oracle for the world's queries, and the check that runs every query
-//! and batch against it (on random queries from `draw.rs`).
+//! The brute-force oracle for the world's queries: the documented rules, applied one
+//! live object of the model at a time.
 //!
-//! The oracle reads only the live objects of the model (handle, box, kind, filter) and
-//! applies the documented rules itself, one object at a time: closed overlap for regions
-//! and points, the slab rule written out for rays (with explicit comparisons, so an entry
-//! `t` is never `-0.0`), the filter rule, and the orders the docs promise (by handle; by
-//! `(t, handle)`). Nothing here calls the crate's own tests of boxes or rays.
+//! The oracle reads only the live objects of the model (handle, box, kind, filter, user
+//! data) and writes the rules out itself: closed overlap for regions and points; the slab
+//! rule for rays and swept boxes (with explicit comparisons, so an entry `t` is never
+//! `-0.0`); the Euclidean distance to a box in `f64`, rounded to `f32` once, for nearest
+//! and sphere queries; the query filter's parts (kinds, one-way mask, excluded handles,
+//! a predicate on handle and user data); the entry face's normal; what a cast callback's
+//! actions do; and the orders the docs promise (by handle; by `(t, handle)`; by
+//! `(distance, handle)`). Nothing here calls the crate's own tests of boxes or rays.
 
-use super::common::{Draws, Rng};
-use super::draw::{point_query, query_filter, ray_query, region_query, select};
 use super::model::Obj;
-use broadphase::{Aabb, Batch, Filter, Handle, Kind, Ray, Select, World};
-use std::ops::ControlFlow;
+use broadphase::{Aabb, CastAction, Handle, Kind, QueryFilter, Ray, Sweep};
 
 // ---------------------------------------------------------------------------------------------
-// The rules
+// The filter
 // ---------------------------------------------------------------------------------------------
 
-/// Whether `select` takes objects of kind `k`.
-pub fn selects(select: Select, k: Kind) -> bool {
-    match select {
-        Select::All => true,
-        Select::Static => k == Kind::Static,
-        Select::Dynamic => k != Kind::Static,
+/// A predicate on `(handle, user data)` the tests pass to queries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pred {
+    /// User data even (0, the default, passes).
+    EvenData,
+    /// Slot index not a multiple of 3.
+    NotThirds,
+    /// Nothing passes.
+    Never,
+}
+
+fn even_data(_: Handle, d: u64) -> bool {
+    d % 2 == 0
+}
+
+fn not_thirds(h: Handle, _: u64) -> bool {
+    h.index() % 3 != 0
+}
+
+fn never(_: Handle, _: u64) -> bool {
+    false
+}
+
+impl Pred {
+    pub fn eval(self, h: Handle, d: u64) -> bool {
+        match self {
+            Pred::EvenData => d % 2 == 0,
+            Pred::NotThirds => h.index() % 3 != 0,
+            Pred::Never => false,
+        }
     }
 }
 
-/// Whether the query filter `f` takes an object with filter `o` (`None` takes all).
-pub fn passes(f: Option<Filter>, o: Filter) -> bool {
-    f.map_or(true, |f| f.membership & o.mask != 0 && o.membership & f.mask != 0)
+/// A query filter as the tests describe it: [`Qf::takes`] applies it, [`Qf::build`] makes
+/// the crate's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Qf {
+    /// Static, kinematic, dynamic.
+    pub kinds: [bool; 3],
+    pub mask: Option<u32>,
+    pub one: Option<Handle>,
+    pub list: Vec<Handle>,
+    pub pred: Option<Pred>,
 }
+
+impl Default for Qf {
+    fn default() -> Self {
+        Qf { kinds: [true; 3], mask: None, one: None, list: Vec::new(), pred: None }
+    }
+}
+
+fn kind_index(k: Kind) -> usize {
+    match k {
+        Kind::Static => 0,
+        Kind::Kinematic => 1,
+        Kind::Dynamic => 2,
+    }
+}
+
+impl Qf {
+    /// The crate's filter: a single kind through `only_*`, else `exclude_*` for each kind
+    /// left out.
+    pub fn build(&self) -> QueryFilter<'_> {
+        let mut f = QueryFilter::new();
+        if self.kinds.iter().filter(|&&k| k).count() == 1 {
+            f = match self.kinds.iter().position(|&k| k) {
+                Some(0) => f.only_static(),
+                Some(1) => f.only_kinematic(),
+                _ => f.only_dynamic(),
+            };
+        } else {
+            f = if self.kinds[0] { f } else { f.exclude_static() };
+            f = if self.kinds[1] { f } else { f.exclude_kinematic() };
+            f = if self.kinds[2] { f } else { f.exclude_dynamic() };
+        }
+        if let Some(m) = self.mask {
+            f = f.mask(m);
+        }
+        if let Some(h) = self.one {
+            f = f.exclude_handle(h);
+        }
+        if !self.list.is_empty() {
+            f = f.exclude(&self.list);
+        }
+        if let Some(p) = self.pred {
+            let keep: &'static (dyn Fn(Handle, u64) -> bool + Sync) = match p {
+                Pred::EvenData => &even_data,
+                Pred::NotThirds => &not_thirds,
+                Pred::Never => &never,
+            };
+            f = f.predicate(keep);
+        }
+        f
+    }
+
+    /// Whether the filter takes `o`: its kind, its membership against the mask (one-way:
+    /// the object's own mask is not read), the handles left out, the predicate.
+    pub fn takes<const D: usize>(&self, o: &Obj<D>) -> bool {
+        self.kinds[kind_index(o.kind)]
+            && self.mask.map_or(true, |m| m & o.filter.membership != 0)
+            && self.one != Some(o.h)
+            && !self.list.contains(&o.h)
+            && self.pred.map_or(true, |p| p.eval(o.h, o.data))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The shapes
+// ---------------------------------------------------------------------------------------------
 
 /// Closed overlap on every axis.
 pub fn overlaps<const D: usize>(a: &Aabb<D>, b: &Aabb<D>) -> bool {
     (0..D).all(|k| a.min[k] <= b.max[k] && b.min[k] <= a.max[k])
 }
 
-/// The documented slab rule, in `f32`: where the ray enters `b` at some
-/// `0 <= t <= max_t`, that `t`.
-pub fn slab<const D: usize>(ray: &Ray<D>, b: &Aabb<D>) -> Option<f32> {
-    let (mut lo, mut hi) = (0.0f32, ray.max_t);
+/// `1 / d`, or 0 where that overflows (the motion is parallel to the axis).
+fn inv(d: f32) -> f32 {
+    let r = 1.0f32 / d;
+    if r.is_finite() {
+        r
+    } else {
+        0.0
+    }
+}
+
+/// The slab rule for a motion whose offsets to a box's bounds on axis `k` are
+/// `lo_off(k)` (to `b.min`) and `hi_off(k)` (to `b.max`), parallel where `inv` is 0 (then
+/// `parallel_ok(k)` must hold): where it enters at some `0 <= t <= max_t`, that `t`, and
+/// each axis' entry.
+fn slab_rule<const D: usize>(
+    dir: &[f32; D],
+    max_t: f32,
+    lo_off: impl Fn(usize) -> f32,
+    hi_off: impl Fn(usize) -> f32,
+    parallel_ok: impl Fn(usize) -> bool,
+) -> Option<(f32, [Option<f32>; D])> {
+    let (mut lo, mut hi) = (0.0f32, max_t);
+    let mut nears = [None; D];
     for k in 0..D {
-        let r = 1.0f32 / ray.dir[k];
-        let inv = if r.is_finite() { r } else { 0.0 };
-        if inv == 0.0 {
-            if ray.origin[k] < b.min[k] || ray.origin[k] > b.max[k] {
+        let i = inv(dir[k]);
+        if i == 0.0 {
+            if !parallel_ok(k) {
                 return None;
             }
         } else {
-            let a = (b.min[k] - ray.origin[k]) * inv;
-            let c = (b.max[k] - ray.origin[k]) * inv;
+            let a = lo_off(k) * i;
+            let c = hi_off(k) * i;
             let (near, far) = if a <= c { (a, c) } else { (c, a) };
+            nears[k] = Some(near);
             if near > lo {
                 lo = near;
             }
@@ -59,40 +174,170 @@ pub fn slab<const D: usize>(ray: &Ray<D>, b: &Aabb<D>) -> Option<f32> {
             }
         }
     }
-    (lo <= hi).then_some(lo)
+    (lo <= hi).then_some((lo, nears))
 }
 
-fn takes<const D: usize>(o: &Obj<D>, select: Select, filter: Option<Filter>) -> bool {
-    selects(select, o.kind) && passes(filter, o.filter)
+/// The normal of the face entered at `t`: on the first axis whose entry is `t`, against
+/// the motion; zero where no axis is entered at `t` (a start inside).
+fn face<const D: usize>(dir: &[f32; D], t: f32, nears: &[Option<f32>; D]) -> [f32; D] {
+    let mut n = [0.0; D];
+    if let Some(k) = (0..D).find(|&k| nears[k] == Some(t)) {
+        n[k] = if dir[k] > 0.0 { -1.0 } else { 1.0 };
+    }
+    n
 }
 
-/// Every object of `objs` the region query returns, sorted by handle.
-pub fn region<const D: usize>(
-    objs: &[Obj<D>],
-    q: &Aabb<D>,
-    select: Select,
-    filter: Option<Filter>,
-) -> Vec<Handle> {
+/// Where the ray enters `b` at some `0 <= t <= max_t`, that `t`.
+pub fn slab<const D: usize>(ray: &Ray<D>, b: &Aabb<D>) -> Option<f32> {
+    ray_entry(ray, b).map(|e| e.0)
+}
+
+/// The ray's entry into `b` and the normal of the face it enters.
+pub fn ray_entry<const D: usize>(ray: &Ray<D>, b: &Aabb<D>) -> Option<(f32, [f32; D])> {
+    let o = &ray.origin;
+    let (t, nears) = slab_rule(
+        &ray.dir,
+        ray.max_t,
+        |k| b.min[k] - o[k],
+        |k| b.max[k] - o[k],
+        |k| b.min[k] <= o[k] && o[k] <= b.max[k],
+    )?;
+    Some((t, face(&ray.dir, t, &nears)))
+}
+
+/// Where the swept box first touches `b` (the slab rule on `b` grown by its extents: the
+/// offsets `b.min - a.max` and `b.max - a.min`), and the normal of the face touched.
+pub fn sweep_entry<const D: usize>(s: &Sweep<D>, b: &Aabb<D>) -> Option<(f32, [f32; D])> {
+    let a = &s.aabb;
+    let (t, nears) = slab_rule(
+        &s.dir,
+        s.max_t,
+        |k| b.min[k] - a.max[k],
+        |k| b.max[k] - a.min[k],
+        |k| b.min[k] <= a.max[k] && a.min[k] <= b.max[k],
+    )?;
+    Some((t, face(&s.dir, t, &nears)))
+}
+
+/// The Euclidean distance from `p` to `b`: the per-axis gaps squared and summed in `f64`,
+/// the root rounded to `f32`.
+pub fn distance<const D: usize>(p: &[f32; D], b: &Aabb<D>) -> f32 {
+    let mut sum = 0.0f64;
+    for ((&x, &lo), &hi) in p.iter().zip(&b.min).zip(&b.max) {
+        let (x, lo, hi) = (x as f64, lo as f64, hi as f64);
+        let gap = if x < lo {
+            lo - x
+        } else if x > hi {
+            x - hi
+        } else {
+            0.0
+        };
+        sum += gap * gap;
+    }
+    sum.sqrt() as f32
+}
+
+// ---------------------------------------------------------------------------------------------
+// The queries
+// ---------------------------------------------------------------------------------------------
+
+/// Every object the region query returns, sorted by handle.
+pub fn region<const D: usize>(objs: &[Obj<D>], q: &Aabb<D>, f: &Qf) -> Vec<Handle> {
     let mut v: Vec<Handle> =
-        objs.iter().filter(|o| takes(o, select, filter) && overlaps(&o.aabb, q)).map(|o| o.h).collect();
+        objs.iter().filter(|o| overlaps(&o.aabb, q) && f.takes(o)).map(|o| o.h).collect();
     v.sort();
     v
 }
 
-/// Every hit of the ray, sorted by `(t, handle)`.
-pub fn hits<const D: usize>(
+/// Every object within `radius` of `center`, sorted by handle.
+pub fn sphere<const D: usize>(objs: &[Obj<D>], center: &[f32; D], radius: f32, f: &Qf) -> Vec<Handle> {
+    let mut v: Vec<Handle> =
+        objs.iter().filter(|o| distance(center, &o.aabb) <= radius && f.takes(o)).map(|o| o.h).collect();
+    v.sort();
+    v
+}
+
+/// The first `k` objects by `(distance, handle)` within `max_distance`.
+pub fn nearest<const D: usize>(
     objs: &[Obj<D>],
-    ray: &Ray<D>,
-    select: Select,
-    filter: Option<Filter>,
+    p: &[f32; D],
+    k: usize,
+    max_distance: f32,
+    f: &Qf,
 ) -> Vec<(Handle, f32)> {
     let mut v: Vec<(Handle, f32)> = objs
         .iter()
-        .filter(|o| takes(o, select, filter))
-        .filter_map(|o| slab(ray, &o.aabb).map(|t| (o.h, t)))
+        .filter(|o| f.takes(o))
+        .map(|o| (o.h, distance(p, &o.aabb)))
+        .filter(|&(_, d)| d <= max_distance)
+        .collect();
+    v.sort_by(|a, b| a.1.partial_cmp(&b.1).expect("no NaN distance").then(a.0.cmp(&b.0)));
+    v.truncate(k);
+    v
+}
+
+/// A hit with its face normal, padded to 3 axes (so that one type serves 2D and 3D).
+pub type Hit = (Handle, f32, [f32; 3]);
+
+fn pad<const D: usize>(n: [f32; D]) -> [f32; 3] {
+    std::array::from_fn(|k| if k < D { n[k] } else { 0.0 })
+}
+
+/// Every hit of a cast whose entry into a box `entry` gives, sorted by `(t, handle)`.
+pub fn cast_hits<const D: usize>(
+    objs: &[Obj<D>],
+    f: &Qf,
+    entry: impl Fn(&Aabb<D>) -> Option<(f32, [f32; D])>,
+) -> Vec<Hit> {
+    let mut v: Vec<Hit> = objs
+        .iter()
+        .filter_map(|o| entry(&o.aabb).filter(|_| f.takes(o)).map(|(t, n)| (o.h, t, pad(n))))
         .collect();
     v.sort_by(|a, b| a.1.partial_cmp(&b.1).expect("t is never NaN").then(a.0.cmp(&b.0)));
     v
+}
+
+/// Every hit of the ray, sorted by `(t, handle)`, without normals.
+pub fn hits<const D: usize>(objs: &[Obj<D>], ray: &Ray<D>, f: &Qf) -> Vec<(Handle, f32)> {
+    cast_hits(objs, f, |b| ray_entry(ray, b)).into_iter().map(|(h, t, _)| (h, t)).collect()
+}
+
+/// The action a test callback takes on a hit: a function of the handle and `salt`, from
+/// stopping to clipping at, before or after the hit, ignoring, and a NaN clip.
+pub fn action(h: Handle, t: f32, salt: u64) -> CastAction {
+    match (h.index() as u64).wrapping_mul(0x9e37_79b9).wrapping_add(salt) % 10 {
+        0 => CastAction::Stop,
+        1..=3 => CastAction::Ignore,
+        4 | 5 => CastAction::Clip(t),
+        6 => CastAction::Clip(t * 1.5 + 0.5),
+        7 => CastAction::Clip(t * 0.5),
+        8 => CastAction::Clip(f32::NAN),
+        _ => CastAction::Clip(-1.0),
+    }
+}
+
+/// What a cast with the callback of [`action`] visits, given every hit in order and the
+/// cast's length: each hit while its `t` is at most the length clipped so far, until a
+/// stop; and whether it stopped.
+pub fn simulate(all: &[Hit], max_t: f32, salt: u64) -> (Vec<Hit>, bool) {
+    let mut cut = max_t;
+    let mut seen = Vec::new();
+    for &(h, t, n) in all {
+        if t > cut {
+            break;
+        }
+        seen.push((h, t, n));
+        match action(h, t, salt) {
+            CastAction::Stop => return (seen, true),
+            CastAction::Ignore => {}
+            CastAction::Clip(to) => {
+                if to < cut {
+                    cut = to;
+                }
+            }
+        }
+    }
+    (seen, false)
 }
 
 /// Hits as comparable bits: `(handle, t bits)`.
@@ -100,274 +345,7 @@ pub fn bits(v: &[(Handle, f32)]) -> Vec<(Handle, u32)> {
     v.iter().map(|&(h, t)| (h, t.to_bits())).collect()
 }
 
-// ---------------------------------------------------------------------------------------------
-// The check
-// ---------------------------------------------------------------------------------------------
-
-/// How often the interesting cases came up, over a test.
-#[derive(Default, Debug)]
-pub struct Tally {
-    pub queries: usize,
-    pub found: usize,
-    pub empty: usize,
-    /// Region results where a box only touches the region on some axis.
-    pub touching: usize,
-    pub ray_hits: usize,
-    pub ray_misses: usize,
-    /// Hits at `t = 0` (origin inside or on the box).
-    pub zero_t: usize,
-    /// Hits whose entry equals where the ray leaves the box: a graze.
-    pub grazes: usize,
-    /// Hits at exactly `max_t > 0`.
-    pub at_max_t: usize,
-    pub early_stops: usize,
-    pub batch_queries: usize,
-    /// Rounds of queries made with changes pending since the last update.
-    pub pending: usize,
-}
-
-/// Reused output buffers (so each call also proves that `out` is cleared or rewritten).
-pub struct Outs<const D: usize> {
-    handles: Vec<Handle>,
-    hits: Vec<(Handle, f32)>,
-    regions: Batch<Handle>,
-    points: Batch<Handle>,
-    rays_all: Batch<(Handle, f32)>,
-    closest: Vec<Option<(Handle, f32)>>,
-}
-
-impl<const D: usize> Default for Outs<D> {
-    fn default() -> Self {
-        Self {
-            handles: Vec::new(),
-            hits: Vec::new(),
-            regions: Batch::new(),
-            points: Batch::new(),
-            rays_all: Batch::new(),
-            closest: Vec::new(),
-        }
-    }
-}
-
-/// Where the ray leaves `b`, as the slab rule computes it (for counting grazes).
-fn exit<const D: usize>(ray: &Ray<D>, b: &Aabb<D>) -> f32 {
-    let mut hi = ray.max_t;
-    for k in 0..D {
-        let r = 1.0f32 / ray.dir[k];
-        if r.is_finite() {
-            let (a, c) = ((b.min[k] - ray.origin[k]) * r, (b.max[k] - ray.origin[k]) * r);
-            hi = hi.min(a.max(c));
-        }
-    }
-    hi
-}
-
-fn count_region<const D: usize>(t: &mut Tally, objs: &[Obj<D>], q: &Aabb<D>, want: &[Handle]) {
-    t.queries += 1;
-    if want.is_empty() {
-        t.empty += 1;
-    }
-    t.found += want.len();
-    for o in objs.iter().filter(|o| want.contains(&o.h)) {
-        if (0..D).any(|k| o.aabb.min[k] == q.max[k] || o.aabb.max[k] == q.min[k]) {
-            t.touching += 1;
-        }
-    }
-}
-
-fn count_ray<const D: usize>(t: &mut Tally, objs: &[Obj<D>], ray: &Ray<D>, want: &[(Handle, f32)]) {
-    t.queries += 1;
-    if want.is_empty() {
-        t.ray_misses += 1;
-    }
-    t.ray_hits += want.len();
-    for &(h, at) in want {
-        t.zero_t += (at == 0.0) as usize;
-        t.at_max_t += (at == ray.max_t && at > 0.0) as usize;
-        if let Some(o) = objs.iter().find(|o| o.h == h) {
-            t.grazes += (exit(ray, &o.aabb) == at) as usize;
-        }
-    }
-}
-
-/// Calls `each` with a visitor that stops after `stop` calls; checks that it was called
-/// `min(stop, n)` times with distinct members of `want`, and returned `Break` exactly when
-/// it stopped.
-fn check_stop<T: PartialEq + Copy + std::fmt::Debug>(
-    ctx: &str,
-    want: &[T],
-    stop: usize,
-    each: impl FnOnce(&mut dyn FnMut(T) -> ControlFlow<()>) -> ControlFlow<()>,
-) {
-    let mut seen: Vec<T> = Vec::new();
-    let flow = each(&mut |x| {
-        seen.push(x);
-        if seen.len() >= stop {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
-    });
-    assert_eq!(seen.len(), stop.min(want.len()), "{ctx}: visits before the stop at {stop}");
-    let broke = stop <= want.len();
-    assert_eq!(flow, if broke { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }, "{ctx}: flow");
-    for (i, x) in seen.iter().enumerate() {
-        assert!(want.contains(x), "{ctx}: visited {x:?}, not a result");
-        assert!(!seen[..i].contains(x), "{ctx}: visited {x:?} twice");
-    }
-}
-
-/// One region query through `query_aabb` (or `query_point` for a zero-size region),
-/// `query_aabb_each` whole, and `query_aabb_each` stopped early.
-#[allow(clippy::too_many_arguments)]
-fn check_region<const D: usize>(
-    ctx: &str,
-    w: &World<D>,
-    objs: &[Obj<D>],
-    q: Aabb<D>,
-    point: bool,
-    (sel, f): (Select, Option<Filter>),
-    r: &mut Rng,
-    outs: &mut Outs<D>,
-    t: &mut Tally,
-) {
-    let ctx = format!("{ctx}: region {q:?} point {point} {sel:?} {f:?}");
-    let want = region(objs, &q, sel, f);
-    count_region(t, objs, &q, &want);
-    if point {
-        w.query_point(q.min, sel, f, &mut outs.handles).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-    } else {
-        w.query_aabb(q, sel, f, &mut outs.handles).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-    }
-    assert_eq!(outs.handles, want, "{ctx}: query result");
-    let mut all = Vec::new();
-    let flow = w.query_aabb_each(q, sel, f, |h| {
-        all.push(h);
-        ControlFlow::Continue(())
-    });
-    assert_eq!(flow, Ok(ControlFlow::Continue(())), "{ctx}: each, whole");
-    all.sort();
-    assert_eq!(all, want, "{ctx}: each, whole");
-    let stop = 1 + r.below(want.len() + 2);
-    t.early_stops += (stop <= want.len()) as usize;
-    check_stop(&ctx, &want, stop, |v| w.query_aabb_each(q, sel, f, v).expect("valid region"));
-}
-
-/// One ray through `cast_ray`, `cast_ray_all`, `cast_ray_each` whole and stopped early.
-#[allow(clippy::too_many_arguments)]
-fn check_ray<const D: usize>(
-    ctx: &str,
-    w: &World<D>,
-    objs: &[Obj<D>],
-    ray: Ray<D>,
-    (sel, f): (Select, Option<Filter>),
-    r: &mut Rng,
-    outs: &mut Outs<D>,
-    t: &mut Tally,
-) {
-    let ctx = format!("{ctx}: {ray:?} {sel:?} {f:?}");
-    let want = hits(objs, &ray, sel, f);
-    count_ray(t, objs, &ray, &want);
-    let (o, d, m) = (ray.origin, ray.dir, ray.max_t);
-    let closest = w.cast_ray(o, d, m, sel, f).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-    assert_eq!(bits(closest.as_slice()), bits(&want[..want.len().min(1)]), "{ctx}: closest; all {want:?}");
-    w.cast_ray_all(o, d, m, sel, f, &mut outs.hits).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-    assert_eq!(bits(&outs.hits), bits(&want), "{ctx}: all hits");
-    let mut all = Vec::new();
-    let flow = w.cast_ray_each(o, d, m, sel, f, |h, at| {
-        all.push((h, at));
-        ControlFlow::Continue(())
-    });
-    assert_eq!(flow, Ok(ControlFlow::Continue(())), "{ctx}: each, whole");
-    all.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
-    assert_eq!(bits(&all), bits(&want), "{ctx}: each, whole");
-    let want_bits = bits(&want);
-    let stop = 1 + r.below(want.len() + 2);
-    t.early_stops += (stop <= want.len()) as usize;
-    check_stop(&ctx, &want_bits, stop, |v| {
-        w.cast_ray_each(o, d, m, sel, f, |h, at| v((h, at.to_bits()))).expect("valid ray")
-    });
-}
-
-/// A batch of each kind, of `n` random queries, against the oracle query by query.
-fn check_batches<const D: usize>(
-    ctx: &str,
-    w: &World<D>,
-    objs: &[Obj<D>],
-    n: usize,
-    r: &mut Rng,
-    outs: &mut Outs<D>,
-    t: &mut Tally,
-) {
-    let (sel, f) = (select(r), query_filter(r));
-    let ctx = format!("{ctx}: batch of {n}, {sel:?} {f:?}");
-    t.batch_queries += 4 * n;
-    let regions: Vec<Aabb<D>> = (0..n).map(|_| region_query(r, objs)).collect();
-    w.query_aabbs(&regions, sel, f, &mut outs.regions).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-    assert_eq!(outs.regions.len(), n, "{ctx}: regions answered");
-    let mut items = Vec::new();
-    for (i, q) in regions.iter().enumerate() {
-        let want = region(objs, q, sel, f);
-        assert_eq!(outs.regions.get(i), want.as_slice(), "{ctx}: region {i} {q:?}");
-        items.extend(want);
-    }
-    assert_eq!(outs.regions.items(), items.as_slice(), "{ctx}: region items");
-    assert!(outs.regions.get(n).is_empty() && outs.regions.is_empty() == (n == 0), "{ctx}: past the end");
-    assert_eq!(outs.regions.iter().count(), n, "{ctx}: iter");
-
-    let points: Vec<[f32; D]> = (0..n).map(|_| point_query(r, objs)).collect();
-    w.query_points(&points, sel, f, &mut outs.points).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-    assert_eq!(outs.points.len(), n, "{ctx}: points answered");
-    for (i, (p, got)) in points.iter().zip(outs.points.iter()).enumerate() {
-        assert_eq!(got, region(objs, &Aabb::new(*p, *p), sel, f).as_slice(), "{ctx}: point {i} {p:?}");
-    }
-
-    let rays: Vec<Ray<D>> = (0..n).map(|_| ray_query(r, objs)).collect();
-    w.cast_rays(&rays, sel, f, &mut outs.closest).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-    w.cast_rays_all(&rays, sel, f, &mut outs.rays_all).unwrap_or_else(|e| panic!("{ctx}: {e}"));
-    assert_eq!((outs.closest.len(), outs.rays_all.len()), (n, n), "{ctx}: rays answered");
-    for (i, ray) in rays.iter().enumerate() {
-        let want = hits(objs, ray, sel, f);
-        assert_eq!(bits(outs.rays_all.get(i)), bits(&want), "{ctx}: ray {i} {ray:?}");
-        let first = outs.closest[i];
-        assert_eq!(bits(first.as_slice()), bits(&want[..want.len().min(1)]), "{ctx}: closest {i} {ray:?}");
-    }
-}
-
-/// A random mix of `n` single queries of every kind, and with probability `p_batch` a
-/// batch of each kind, each against the oracle over `objs` (the live objects).
-#[allow(clippy::too_many_arguments)]
-pub fn check_queries<const D: usize>(
-    ctx: &str,
-    w: &World<D>,
-    objs: &[Obj<D>],
-    n: usize,
-    p_batch: f32,
-    r: &mut Rng,
-    outs: &mut Outs<D>,
-    t: &mut Tally,
-) {
-    for i in 0..n {
-        let ctx = format!("{ctx} query {i}");
-        let sf = (select(r), query_filter(r));
-        match r.below(3) {
-            0 => {
-                let q = region_query(r, objs);
-                check_region(&ctx, w, objs, q, false, sf, r, outs, t);
-            }
-            1 => {
-                let p = point_query(r, objs);
-                check_region(&ctx, w, objs, Aabb::new(p, p), true, sf, r, outs, t);
-            }
-            _ => {
-                let ray = ray_query(r, objs);
-                check_ray(&ctx, w, objs, ray, sf, r, outs, t);
-            }
-        }
-    }
-    if r.chance(p_batch) {
-        // Across the batches' chunk size (64) now and then.
-        let n = if r.chance(0.3) { 60 + r.below(100) } else { r.below(12) };
-        check_batches(ctx, w, objs, n, r, outs, t);
-    }
+/// Hits with normals as comparable bits.
+pub fn hit_bits(v: &[Hit]) -> Vec<(Handle, u32, [u32; 3])> {
+    v.iter().map(|&(h, t, n)| (h, t.to_bits(), n.map(f32::to_bits))).collect()
 }

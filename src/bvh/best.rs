@@ -1,0 +1,181 @@
+//! Best-first walks: the leaves of several trees (and loose leaves beside them) in order
+//! of a key that only grows from a subtree to what it holds: a ray's or a swept box's
+//! entry `t`, a point's distance to a box.
+//!
+//! - Input: up to four trees, a key for boxes (`bound`: a node's stored bounds or a leaf's
+//!   box, `None` past the cutoff), a leaf test (`leaf`: the exact key of the object at a
+//!   leaf, or `None` to leave it out), loose leaves pushed by the caller, and a cutoff the
+//!   visitor may lower.
+//! - Output: each leaf kept, to `visit(id, key, cut)`, in order of `(key, id)`, while its
+//!   key is at most the cutoff; the visitor may lower the cutoff (a ray clipped to a
+//!   narrow-phase hit) or stop (k found).
+//! - Order: one priority queue holds subtrees by the key of their bounds and leaves by
+//!   their exact key; at equal keys a subtree comes before a leaf (it may hold a leaf of
+//!   that key with a lower id) and leaves go by id. A leaf comes out only once every
+//!   subtree with a lower key has been opened, so none is passed over: the keys are
+//!   monotone (a box holding another has a key no greater), which the slab tests and
+//!   [`distance`] are.
+//! - Cost: O((m + k) log m) for the m subtrees and leaves whose key passes the cutoff
+//!   until the walk stops; a closest hit or a nearest object opens about the nodes along
+//!   one path and those whose bounds are nearer than it.
+//! - Threads: none (batches run walks in parallel above it). Allocation: the queue, one a
+//!   thread, kept between walks ([`with_frontier`]); it grows to the largest walk's and is
+//!   never given back.
+//! - Source: the best-first nearest-neighbour search of G. R. Hjaltason and H. Samet,
+//!   "Distance browsing in spatial databases" (ACM TODS, 1999), with the slab test (T. L.
+//!   Kay and J. T. Kajiya, "Ray tracing complex scenes", SIGGRAPH 1986) as the key of rays.
+
+use super::wide::EMPTY;
+use super::{Bvh, LEAF};
+use crate::Aabb;
+use std::cell::RefCell;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::ops::ControlFlow;
+
+/// The tag bit of a leaf: leaves sort after subtrees of the same key.
+const IS_LEAF: u64 = 1 << 63;
+
+/// A subtree or a leaf waiting in the queue. Ordered by key (the bits of a key that is
+/// never negative nor `-0.0`, so they order as the values do), then by tag: a subtree's
+/// `tree << 32 | node`, a leaf's [`IS_LEAF`] `| id`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Item {
+    key: u32,
+    tag: u64,
+}
+
+/// The queue of a best-first walk (module docs), reused from walk to walk.
+#[derive(Debug, Default)]
+pub(crate) struct Frontier {
+    heap: BinaryHeap<Reverse<Item>>,
+}
+
+thread_local! {
+    /// Each thread's queue: a query allocates only to grow it.
+    static FRONTIER: RefCell<Frontier> = RefCell::new(Frontier::default());
+}
+
+/// Runs `f` with this thread's queue, emptied. A walk started from inside another's
+/// visitor on the same thread (a callback that queries) gets a queue of its own, as
+/// does one where the thread's is gone (at thread exit).
+pub(crate) fn with_frontier<R>(f: impl FnOnce(&mut Frontier) -> R) -> R {
+    let mut f = Some(f);
+    let got = FRONTIER.try_with(|c| {
+        c.try_borrow_mut().ok().map(|mut q| {
+            q.heap.clear();
+            (f.take().expect("called once"))(&mut q)
+        })
+    });
+    match got {
+        Ok(Some(r)) => r,
+        _ => (f.take().expect("not called yet"))(&mut Frontier::default()),
+    }
+}
+
+impl Frontier {
+    /// Adds the loose leaf `id` (an object outside the trees) at `key`.
+    pub(crate) fn push_leaf(&mut self, key: f32, id: u32) {
+        self.heap.push(Reverse(Item { key: key.to_bits(), tag: IS_LEAF | id as u64 }));
+    }
+
+    fn push_node(&mut self, key: f32, tree: usize, node: u32) {
+        self.heap.push(Reverse(Item { key: key.to_bits(), tag: (tree as u64) << 32 | node as u64 }));
+    }
+
+    /// The best-first walk (module docs) over `trees` and the leaves pushed so far:
+    /// `bound(box, cut)` keys a node's child or a leaf's box; `leaf(tree, position, key,
+    /// cut)` gives the exact key and id of the object at a leaf whose box has `key`, or
+    /// `None`;
+    /// `visit(id, key, cut)` gets each kept leaf in order.
+    pub(crate) fn walk<const D: usize>(
+        &mut self,
+        trees: &[&Bvh<D>],
+        cut: &mut f32,
+        bound: impl Fn(&Aabb<D>, f32) -> Option<f32>,
+        mut leaf: impl FnMut(usize, usize, f32, f32) -> Option<(f32, u32)>,
+        mut visit: impl FnMut(u32, f32, &mut f32) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
+        debug_assert!(trees.len() <= 4, "a tree's index takes two bits of a tag at most");
+        for (i, t) in trees.iter().enumerate() {
+            if !t.nodes.is_empty() || !t.wide.is_empty() {
+                // The root's key is not stored: 0 is no greater than any.
+                self.push_node(0.0, i, 0);
+            } else if let Some(k) = t.leaves.first().and_then(|b| bound(b, *cut)) {
+                if let Some((k, id)) = leaf(i, 0, k, *cut) {
+                    self.push_leaf(k, id);
+                }
+            }
+        }
+        while let Some(Reverse(item)) = self.heap.pop() {
+            let key = f32::from_bits(item.key);
+            if key > *cut {
+                // Every item left has a key at least this one's.
+                break;
+            }
+            if item.tag & IS_LEAF != 0 {
+                visit(item.tag as u32, key, cut)?;
+                continue;
+            }
+            let (i, node) = ((item.tag >> 32) as usize, item.tag as u32);
+            let t = trees[i];
+            t.children(node, |r, last, b| {
+                let Some(k) = bound(&b, *cut) else { return };
+                if r & LEAF == 0 {
+                    self.push_node(k, i, r);
+                    return;
+                }
+                let (first, last) = ((r & !LEAF) as usize, last as usize);
+                for p in first..=last {
+                    // A single leaf's box is its stored bounds; a bucket's are each tested.
+                    let k = if first == last { Some(k) } else { bound(&t.leaves[p], *cut) };
+                    if let Some((k, id)) = k.and_then(|k| leaf(i, p, k, *cut)) {
+                        self.push_leaf(k, id);
+                    }
+                }
+            });
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+impl<const D: usize> Bvh<D> {
+    /// Each child of node `node` (four-wide in a tree kept for walks, else binary) to
+    /// `f(reference, last leaf, stored bounds)`.
+    #[inline]
+    fn children(&self, node: u32, mut f: impl FnMut(u32, u32, Aabb<D>)) {
+        if self.wide.is_empty() {
+            let nd = &self.nodes[node as usize];
+            for c in 0..2 {
+                f(nd.child[c], nd.last[c], nd.child_box(c));
+            }
+        } else {
+            let nd = &self.wide[node as usize];
+            for c in (0..4).take_while(|&c| nd.child[c] != EMPTY) {
+                f(nd.child[c], nd.last[c], nd.child_box(c));
+            }
+        }
+    }
+}
+
+/// The Euclidean distance from `p` to the closed box `b` (0 inside or on it): per axis the
+/// gap `max(b.min - p, 0, p - b.max)`, squared and summed in `f64` (no `f32` overflow for
+/// any finite input), the root rounded to `f32` (infinite only past `f32::MAX`). Monotone:
+/// a box holding another is no farther, so it keys the best-first walk of a nearest
+/// query, and a sphere query keeps a box where it is at most the radius.
+#[inline]
+pub(crate) fn distance<const D: usize>(p: &[f32; D], b: &Aabb<D>) -> f32 {
+    let mut sum = 0.0f64;
+    for ((&x, &lo), &hi) in p.iter().zip(&b.min).zip(&b.max) {
+        let (x, lo, hi) = (x as f64, lo as f64, hi as f64);
+        let gap = if x < lo {
+            lo - x
+        } else if x > hi {
+            x - hi
+        } else {
+            0.0
+        };
+        sum += gap * gap;
+    }
+    sum.sqrt() as f32
+}
