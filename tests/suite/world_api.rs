@@ -211,7 +211,7 @@ fn a_static_only_world_builds_its_trees_and_searches_no_pairs() {
     assert!(s.is_empty() && !w.stats().pair_search && w.pairs().is_empty());
     // The trees are built: a query reads them (nothing is pending).
     let mut out = Vec::new();
-    w.query_aabb(sq(0.1, 0.1, 0.1), Select::All, None, &mut out).unwrap();
+    w.query_aabb(sq(0.1, 0.1, 0.1), QueryFilter::default(), &mut out).unwrap();
     assert_eq!(out, [hs[0]]);
     // A dynamic object makes the next update search; its removal ends its pairs without
     // a search.
