@@ -120,9 +120,8 @@ fn main() -> Result<(), broadphase::Error> {
     for _ in 0..25 {
         spawn(&mut es, Role::Coin, [5.0 + 90.0 * rng.next(), 5.0 + 90.0 * rng.next()], 0.5);
     }
-    for i in walls.len()..es.len() {
-        let e = es[i];
-        es[i].handle = Some(world.insert_with(e.aabb(), e.kind(), e.filter(), i as u64)?);
+    for (i, e) in es.iter_mut().enumerate().skip(walls.len()) {
+        e.handle = Some(world.insert_with(e.aabb(), e.kind(), e.filter(), i as u64)?);
     }
 
     let (mut kills, mut coins, mut respawns, mut pushed, mut shots, mut blocked) = (0, 0, 0, 0, 0, 0);
@@ -268,12 +267,11 @@ fn main() -> Result<(), broadphase::Error> {
             }
         }
         // Respawns: a new handle (often the freed slot), the same entity index as data.
-        for i in 0..es.len() {
-            if es[i].respawn_at == Some(frame) {
-                es[i].respawn_at = None;
-                es[i].pos = [5.0 + 90.0 * rng.next(), 5.0 + 90.0 * rng.next()];
-                let e = es[i];
-                es[i].handle = Some(world.insert_with(e.aabb(), e.kind(), e.filter(), i as u64)?);
+        for (i, e) in es.iter_mut().enumerate() {
+            if e.respawn_at == Some(frame) {
+                e.respawn_at = None;
+                e.pos = [5.0 + 90.0 * rng.next(), 5.0 + 90.0 * rng.next()];
+                e.handle = Some(world.insert_with(e.aabb(), e.kind(), e.filter(), i as u64)?);
                 respawns += 1;
             }
         }
