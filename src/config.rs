@@ -83,6 +83,13 @@ pub struct Config<const D: usize> {
     /// that cannot be allocated is then [`Error::OutOfMemory`]
     /// where the allocator reports it.
     pub max_pairs: Option<usize>,
+    /// [`World`](crate::World) only (the one-shot calls have no memory of a frame before):
+    /// a pair, once begun, ends only when the margin-grown boxes lie more than this far
+    /// apart on some axis (`a.min - h > b.max` or `b.min - h > a.max`, in `f32`), so a
+    /// contact resting at the margin does not begin and end every frame as its box
+    /// jitters. A pair still begins only when the margin-grown boxes overlap. At least 0
+    /// and finite; 0 (the default): a pair ends as soon as its boxes part.
+    pub hysteresis: f32,
 }
 
 impl<const D: usize> Default for Config<D> {
@@ -95,6 +102,7 @@ impl<const D: usize> Default for Config<D> {
             refine: Refine::Sweep,
             method: Method::Auto,
             max_pairs: None,
+            hysteresis: 0.0,
         }
     }
 }
@@ -142,6 +150,30 @@ impl<const D: usize> Config<D> {
         self
     }
 
+    /// This configuration with [`Config::hysteresis`] set.
+    ///
+    /// ```
+    /// use broadphase::{Aabb2, Config, Kind, World2};
+    /// let mut world = World2::new(Config::default().with_hysteresis(0.1))?;
+    /// let floor = world.insert(Aabb2::new([0.0, 0.0], [10.0, 1.0]), Kind::Static)?;
+    /// let crate_ = world.insert(Aabb2::new([4.0, 1.0], [5.0, 2.0]), Kind::Dynamic)?;
+    /// world.update()?;
+    /// assert_eq!(world.events().added, &[[floor, crate_]]);
+    /// // Lifted a little: within the hysteresis, the pair holds.
+    /// world.set_aabb(crate_, Aabb2::new([4.0, 1.05], [5.0, 2.05]))?;
+    /// world.update()?;
+    /// assert!(world.events().is_empty() && world.pairs() == &[[floor, crate_]]);
+    /// // Lifted further: the pair ends.
+    /// world.set_aabb(crate_, Aabb2::new([4.0, 1.5], [5.0, 2.5]))?;
+    /// world.update()?;
+    /// assert_eq!(world.events().removed, &[[floor, crate_]]);
+    /// # Ok::<(), broadphase::Error>(())
+    /// ```
+    pub fn with_hysteresis(mut self, hysteresis: f32) -> Self {
+        self.hysteresis = hysteresis;
+        self
+    }
+
     /// Checks every field; called once, by `Broadphase::new` (so once per
     /// [`find_pairs_with`](crate::find_pairs_with) call).
     pub fn validate(&self) -> Result<(), Error> {
@@ -153,6 +185,12 @@ impl<const D: usize> Config<D> {
         }
         if !self.margin.is_finite() {
             return Err(Error::InvalidConfig { field: "margin", reason: "must be finite" });
+        }
+        if !(self.hysteresis.is_finite() && self.hysteresis >= 0.0) {
+            return Err(Error::InvalidConfig {
+                field: "hysteresis",
+                reason: "must be finite and at least 0",
+            });
         }
         if let Some(b) = &self.bounds {
             if crate::validate::check_box(b).is_err() {

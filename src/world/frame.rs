@@ -7,6 +7,8 @@
 //! 3. **new**: those that may have begun, named with the current generations;
 //! 4. **diff**: both sorted; removed = old \ new, added = new \ old (handles compared whole,
 //!    so a slot emptied and refilled in one frame gives distinct old and new pairs);
+//!    under [`Config::hysteresis`](crate::Config::hysteresis), the removed pairs still
+//!    near are kept and not reported (`world::hysteresis`);
 //! 5. **apply** removed, then added, to the pair store;
 //! 6. **clear** the dirty set and the snapshots.
 //!
@@ -329,6 +331,14 @@ impl<const D: usize> World<D> {
         s.old.dedup();
         s.new.dedup();
         difference(&s.old, &s.new, &mut s.removed_next, &mut s.added_next, &mut s.pieces)?;
+        // 4b. Under hysteresis, pairs that parted but stay near are kept (`hysteresis`).
+        let h = self.config.hysteresis;
+        let hold = h > 0.0 || !self.apart.kept.is_empty();
+        if hold {
+            let margin = self.config.margin;
+            let (slots, store, dirty) = (&self.slots, &self.store, &self.dirty);
+            self.apart.events(h, margin, slots, store, dirty, &mut s.removed_next, &mut s.added_next)?;
+        }
         times.events = t.elapsed();
         times.serial = s.search.times.serial;
         times.searched = s.search.times.searched;
@@ -343,6 +353,9 @@ impl<const D: usize> World<D> {
         // 5. Into the store.
         let t = Instant::now();
         self.pairs.apply(&s.removed_next, &s.added_next)?;
+        if hold {
+            self.apart.commit();
+        }
         times.apply = t.elapsed();
         Ok(t_search)
     }
@@ -395,7 +408,7 @@ impl<const D: usize> World<D> {
                 + self.dirty.bytes()
                 + self.departing.capacity() * std::mem::size_of::<Departed>()
                 + scratch_objects,
-            pair_bytes: self.pairs.bytes() + scratch_pairs,
+            pair_bytes: self.pairs.bytes() + self.apart.bytes() + scratch_pairs,
         }
     }
 }

@@ -34,6 +34,7 @@ mod batch;
 mod dirty;
 mod frame;
 mod handle;
+mod hysteresis;
 mod pairs;
 mod query;
 mod search;
@@ -117,6 +118,8 @@ pub struct World<const D: usize> {
     dirty: Dirty,
     /// The pairs as of the last update.
     pairs: PairStore,
+    /// The stored pairs kept by the hysteresis, apart but near, as of the last update.
+    apart: hysteresis::Apart,
     /// The frame's buffers and the events of the last update.
     scratch: Scratch<D>,
     /// The last update's statistics.
@@ -182,6 +185,7 @@ impl<const D: usize> World<D> {
             store: Store::default(),
             dirty: Dirty::default(),
             pairs: PairStore::default(),
+            apart: hysteresis::Apart::default(),
             scratch: Scratch::new(finder),
             stats: WorldStats::default(),
             departing: Vec::new(),

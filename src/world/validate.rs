@@ -11,7 +11,9 @@
 //! - The pairs: every key names two slots `lo < hi` that were live at the last update,
 //!   and, as of the last update, paired by the rule (a dynamic member, filters accepting
 //!   each other, grown boxes overlapping); where at most [`BRUTE_FORCE_MAX`] objects were
-//!   live, every pair the rule makes is in the store (by testing all pairs). The cached
+//!   live, every pair the rule makes is in the store (by testing all pairs). Under
+//!   hysteresis, a stored pair that does not overlap is among the kept pairs, within
+//!   the hysteresis; each kept pair is stored, apart and named as its slots were. The cached
 //!   sorted list, if built, equals the keys.
 //! - Cost: O(slots + pairs + changed log changed), plus O(n^2) box tests where n, the
 //!   objects live at the last update, is at most [`BRUTE_FORCE_MAX`]. For tests and debug
@@ -20,6 +22,7 @@
 //! - Source: Box2D v3's `b2ValidateBroadphase` (checks beside the structure).
 
 use super::handle::RETIRED;
+use super::hysteresis::near;
 use super::pairs::{key, slots_of};
 use super::store::{index_dirty, pairable, touching, PreFrame, Snapshot};
 use super::{Handle, World};
@@ -172,6 +175,8 @@ impl<const D: usize> World<D> {
         let view = PreFrame { slots: &self.slots, store: &self.store, dirty: &self.dirty, index: &index };
         let n = self.slots.len();
         let margin = self.config.margin;
+        let (h, kept) = (self.config.hysteresis, &self.apart.kept);
+        ensure!(h > 0.0 || kept.is_empty(), "{} pairs kept without hysteresis", kept.len());
         let misplaced = self.pairs.misplaced();
         ensure!(
             misplaced.is_none(),
@@ -191,12 +196,29 @@ impl<const D: usize> World<D> {
                 b.kind,
                 b.filter
             );
+            let held = || {
+                let (x, y) = (a.aabb.grown(margin), b.aabb.grown(margin));
+                let named = [Handle::new(lo, a.generation), Handle::new(hi, b.generation)];
+                !x.is_inverted() && !y.is_inverted() && near(&x, &y, h) && kept.binary_search(&named).is_ok()
+            };
             ensure!(
-                touching(&a.aabb, &b.aabb, margin),
-                "pair ({lo}, {hi}): boxes {:?}, {:?} do not overlap with margin {margin}",
+                touching(&a.aabb, &b.aabb, margin) || held(),
+                "pair ({lo}, {hi}): boxes {:?}, {:?} neither overlap with margin {margin} nor are kept within {h}",
                 a.aabb,
                 b.aabb
             );
+        }
+        // The kept pairs: sorted, stored, apart and near as of the last update.
+        for (i, p) in kept.iter().enumerate() {
+            let (lo, hi) = (p[0].index(), p[1].index());
+            ensure!(i == 0 || kept[i - 1] < *p, "kept pairs not ascending at {i}");
+            ensure!(self.pairs.contains(key(lo, hi)), "kept pair {p:?} is not stored");
+            let (a, b) = (view.get(lo), view.get(hi));
+            ensure!(
+                [a.generation, b.generation] == [p[0].generation(), p[1].generation()],
+                "kept pair {p:?} names other objects than slots {lo}, {hi} held"
+            );
+            ensure!(!touching(&a.aabb, &b.aabb, margin), "kept pair {p:?} overlaps");
         }
         // Completeness, by testing every pair of the objects live at the last update.
         let objects: Vec<(u32, Snapshot<D>)> =
@@ -211,7 +233,12 @@ impl<const D: usize> World<D> {
                     }
                 }
             }
-            ensure!(count == self.pairs.len(), "{} pairs stored, the rule makes {count}", self.pairs.len());
+            ensure!(
+                count + kept.len() == self.pairs.len(),
+                "{} pairs stored, the rule makes {count} and {} are kept",
+                self.pairs.len(),
+                kept.len()
+            );
         }
         if let Some(cached) = self.pairs.cache.get() {
             ensure!(

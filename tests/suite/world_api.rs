@@ -230,3 +230,61 @@ fn a_static_only_world_builds_its_trees_and_searches_no_pairs() {
     assert!(w.events().is_empty());
     w.validate().unwrap();
 }
+
+/// Frames of a crate resting on a floor at the margin: its gap to the floor jitters
+/// around the margin's reach, `margin * 2`, by 1% either way. Returns the events of each
+/// frame after the first, and the pairs at the end.
+fn resting_contact(config: Config<3>, frames: usize) -> (usize, usize, Vec<[Handle; 2]>) {
+    let mut w = World3::new(config).unwrap();
+    let floor = w.insert(Aabb::new([-10.0, -10.0, -1.0], [10.0, 10.0, 0.0]), Kind::Static).unwrap();
+    let at = |gap: f32| Aabb::new([0.0, 0.0, gap], [1.0, 1.0, 1.0 + gap]);
+    let body = w.insert(at(config.margin * 2.0 * 0.99), Kind::Dynamic).unwrap();
+    w.update().unwrap();
+    assert_eq!(w.events().added, &[[floor, body]]);
+    let (mut begins, mut ends) = (0, 0);
+    for f in 0..frames {
+        let gap = config.margin * 2.0 * if f % 2 == 0 { 1.01 } else { 0.99 };
+        w.set_aabb(body, at(gap)).unwrap();
+        w.update().unwrap();
+        w.validate().unwrap();
+        begins += w.events().added.len();
+        ends += w.events().removed.len();
+    }
+    (begins, ends, w.pairs().to_vec())
+}
+
+#[test]
+fn a_contact_resting_at_the_margin_holds_under_hysteresis() {
+    let config = Config::default().with_margin(0.05);
+    // Without hysteresis the contact chatters: it ends and begins every other frame.
+    let (begins, ends, _) = resting_contact(config, 100);
+    assert_eq!((begins, ends), (50, 50));
+    // With it, the one begin of the first update, and no end in 100 frames.
+    let (begins, ends, pairs) = resting_contact(config.with_hysteresis(0.01), 100);
+    assert_eq!((begins, ends, pairs.len()), (0, 0, 1));
+    // Lifted past the hysteresis, the pair ends once, and begins again only on touching.
+    let mut w = World3::new(config.with_hysteresis(0.01)).unwrap();
+    let floor = w.insert(Aabb::new([-10.0; 3], [10.0, 10.0, 0.0]), Kind::Static).unwrap();
+    let body = w.insert(Aabb::new([0.0; 3], [1.0; 3]), Kind::Dynamic).unwrap();
+    w.update().unwrap();
+    let lift = |w: &mut World3, z: f32| {
+        w.set_aabb(body, Aabb::new([0.0, 0.0, z], [1.0, 1.0, 1.0 + z])).unwrap();
+        w.update().unwrap();
+        w.validate().unwrap();
+        (w.events().added.to_vec(), w.events().removed.to_vec())
+    };
+    assert_eq!(lift(&mut w, 0.105), (vec![], vec![]), "within 0.1 + 0.01");
+    assert_eq!(lift(&mut w, 0.115), (vec![], vec![[floor, body]]), "past it");
+    assert_eq!(lift(&mut w, 0.105), (vec![], vec![]), "near but never touching: no begin");
+    assert_eq!(lift(&mut w, 0.1), (vec![[floor, body]], vec![]), "touching at the margin");
+    // Removing a member or a refusing filter ends a kept pair at once.
+    assert_eq!(lift(&mut w, 0.105), (vec![], vec![]));
+    w.set_filter(body, Filter { membership: 1, mask: 0 }).unwrap();
+    w.update().unwrap();
+    assert_eq!(w.events().removed, &[[floor, body]]);
+    assert!(matches!(
+        World2::new(Config::default().with_hysteresis(-1.0)),
+        Err(Error::InvalidConfig { field: "hysteresis", .. })
+    ));
+    assert!(World2::new(Config::default().with_hysteresis(f32::NAN)).is_err());
+}

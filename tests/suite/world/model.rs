@@ -27,6 +27,9 @@ pub struct Obj<const D: usize> {
 /// gives next, the LIFO free list, and the pairs of the last update.
 pub struct Model<const D: usize> {
     pub margin: f32,
+    /// `Config::hysteresis`: a pair of the last update stays while its margin-grown boxes
+    /// are within this of each other on every axis.
+    pub hysteresis: f32,
     pub slots: Vec<Option<Obj<D>>>,
     pub next_gen: Vec<u32>,
     pub free: Vec<u32>,
@@ -39,6 +42,7 @@ impl<const D: usize> Model<D> {
     pub fn new(margin: f32) -> Self {
         Self {
             margin,
+            hysteresis: 0.0,
             slots: Vec::new(),
             next_gen: Vec::new(),
             free: Vec::new(),
@@ -107,8 +111,40 @@ impl<const D: usize> Model<D> {
             })
             .map(|(a, b)| [a.h, b.h])
             .collect();
+        // Under hysteresis, the last update's pairs whose objects live, still pair by the
+        // rule and whose grown boxes lie within the hysteresis of each other on every axis.
+        let h = self.hysteresis;
+        for &[x, y] in &self.last {
+            let (Some(a), Some(b)) = (self.get(x), self.get(y)) else { continue };
+            let (ga, gb) = (a.aabb.grown(self.margin), b.aabb.grown(self.margin));
+            let rule = (a.kind == Kind::Dynamic || b.kind == Kind::Dynamic)
+                && a.filter.membership & b.filter.mask != 0
+                && b.filter.membership & a.filter.mask != 0;
+            let valid = (0..D).all(|k| ga.min[k] <= ga.max[k] && gb.min[k] <= gb.max[k]);
+            let near = (0..D).all(|k| ga.min[k] - h <= gb.max[k] && gb.min[k] - h <= ga.max[k]);
+            if h > 0.0 && rule && valid && near {
+                out.push([x, y]);
+            }
+        }
         out.sort();
+        out.dedup();
         out
+    }
+
+    /// The live object `h` names.
+    pub fn get(&self, h: Handle) -> Option<&Obj<D>> {
+        self.slots.get(h.index() as usize).and_then(|o| o.as_ref()).filter(|o| o.h == h)
+    }
+
+    /// The pairs that do not overlap (kept by the hysteresis) among `pairs`.
+    pub fn apart(&self, pairs: &[Pair]) -> usize {
+        pairs
+            .iter()
+            .filter(|[x, y]| {
+                let (a, b) = (self.get(*x).expect("live").aabb, self.get(*y).expect("live").aabb);
+                !a.grown(self.margin).overlaps(&b.grown(self.margin))
+            })
+            .count()
     }
 }
 
@@ -310,6 +346,8 @@ pub struct Seen {
     pub unchanged: usize,
     /// Updates failed on a pair bound one short of the pairs, then retried.
     pub bound_failures: usize,
+    /// Pairs held after updates though their boxes parted (hysteresis), summed.
+    pub kept: usize,
 }
 
 /// A handle the world must refuse: a removed one, or one from another world past every
