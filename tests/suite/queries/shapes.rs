@@ -115,7 +115,7 @@ fn swept_boxes_slide_touch_and_stop() {
 /// A cast's callback: a clip to a narrow-phase hit inside the first box leaves out a box
 /// entered after it but not one entered before it; a stop ends the cast at once; a NaN
 /// clip changes nothing; a ray starting inside a box gets a zero normal, one starting on
-/// a face it moves into that face's normal.
+/// a face it moves into that face's normal; a callback may run queries of its own.
 #[test]
 fn a_callback_clips_stops_and_sees_normals() {
     let mut w = World::<2>::new(Config::default()).unwrap();
@@ -144,6 +144,19 @@ fn a_callback_clips_stops_and_sees_normals() {
         assert_eq!(run([0.0, 0.5], &|_| CastAction::Ignore), (every.clone(), false));
         let inside = run([2.5, 0.5], &|_| CastAction::Ignore).0;
         assert_eq!(inside, [(b0, 0.0, [0.0, 0.0]), (b1, 0.0, west), (b2, 2.5, west)], "update {update}");
+        // A callback that queries the world (its ordered walks share a queue a thread).
+        let (mut near, mut inner) = (Vec::new(), Vec::new());
+        let _ = w.cast_ray_with([0.0, 0.5], [1.0, 0.0], 100.0, QueryFilter::new(), |h| {
+            w.nearest([5.5, 0.5], 1, f32::INFINITY, QueryFilter::new(), &mut near).unwrap();
+            assert_eq!(near, [(b2, 0.0)]);
+            let _ = w.cast_ray_with([9.0, 0.5], [-1.0, 0.0], 100.0, QueryFilter::new(), |g| {
+                inner.push((h.handle, g.handle));
+                CastAction::Ignore
+            });
+            CastAction::Ignore
+        });
+        let want: Vec<_> = [b0, b1, b2].iter().flat_map(|&o| [b2, b1, b0].map(|i| (o, i))).collect();
+        assert_eq!(inner, want, "update {update}: casts within a cast's callback");
     }
 }
 
