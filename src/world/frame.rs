@@ -325,11 +325,9 @@ impl<const D: usize> World<D> {
         let t = Instant::now();
         let s = &mut self.scratch;
         rayon::join(|| s.old.par_sort_unstable(), || s.new.par_sort_unstable());
-        // A changed object's walks can meet a static object twice (the model tests found
-        // such frames; the cause is not pinned down): both lists are sets, so equal
-        // pairs are dropped here, O(k).
-        s.old.dedup();
-        s.new.dedup();
+        // The search names each pair once (the pair store's update relies on it).
+        debug_assert!(s.old.windows(2).all(|w| w[0] != w[1]), "a pair named twice in old");
+        debug_assert!(s.new.windows(2).all(|w| w[0] != w[1]), "a pair named twice in new");
         difference(&s.old, &s.new, &mut s.removed_next, &mut s.added_next, &mut s.pieces)?;
         // 4b. Under hysteresis, pairs that parted but stay near are kept (`hysteresis`).
         let h = self.config.hysteresis;

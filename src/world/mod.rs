@@ -4,13 +4,15 @@
 //! The pair rule: two live objects pair when their boxes, each grown by
 //! [`Config::margin`], overlap as closed boxes (a box the margin turns inside out overlaps
 //! nothing), at least one of them is [`Kind::Dynamic`], and their [`Filter`]s accept each
-//! other. A pair `[a, b]` has `a.index() < b.index()`; lists of pairs are sorted.
+//! other. Under [`Config::hysteresis`] `h`, a pair once begun also stays while its
+//! grown boxes lie within `h` of each other on every axis. A pair `[a, b]` has
+//! `a.index() < b.index()`; lists of pairs are sorted.
 //!
 //! The parts, one a file: `handle` (handles, generations, the LIFO free list), `store`
 //! (boxes, kinds and filters by slot; the snapshot of each changed slot as of the last
 //! update), `dirty` (the changed slots: a bit vector and a list, after Box2D v3's broad
 //! phase move buffer), `pairs` (the pair keys in a hash set; the sorted list built on
-//! demand), `search` (the candidate search: a static and a dynamic tree, each changed
+//! demand), `hysteresis` (the pairs kept apart but near), `search` (the candidate search: a static and a dynamic tree, each changed
 //! object's walk), `frame` (the update, stage by stage), `validate` (every invariant,
 //! checked).
 //!
@@ -83,7 +85,9 @@ use store::{index_dirty, PreFrame, Snapshot, Store};
 /// Two live objects pair when their boxes, each grown by [`Config::margin`], overlap as
 /// closed boxes (touching boxes overlap; a box a negative margin turns inside out overlaps
 /// nothing), at least one of them is [`Kind::Dynamic`], and their [`Filter`]s accept each
-/// other. [`World::pairs`] is every such pair as of the last update, and each update's
+/// other. Under [`Config::hysteresis`] `h`, a pair once begun also stays until its grown
+/// boxes lie more than `h` apart on some axis (a contact resting at the margin does not
+/// chatter). [`World::pairs`] is every such pair as of the last update, and each update's
 /// [`Events`] are the difference from the update before.
 ///
 /// Cost: a change is O(1), an update with no change O(1). An update with changes walks

@@ -378,3 +378,14 @@ fn batches_are_the_same_bytes_for_any_thread_count() {
     same_bytes_for_any_thread_count::<2>(0x7e57);
     same_bytes_for_any_thread_count::<3>(0x7e58);
 }
+
+/// A sequence whose frame moves an object from a box the negative margin turns inside out
+/// (zero thickness on one axis) to one it does not, which once split its walk in two
+/// halves that both named its pair with a huge static box (the inside-out box served as
+/// the second half's "skip nothing"). Each pair is named once now (the update asserts it
+/// in debug builds) and every answer matches the oracle.
+#[test]
+fn a_move_from_an_inside_out_box_names_each_pair_once() {
+    let mut t = Tally::default();
+    run::<3>(4 ^ 0xabcd, Config::default().with_margin(-0.2).with_hysteresis(0.5), true, 250, &mut t);
+}

@@ -92,18 +92,17 @@ impl<const D: usize> Changed<D> {
         let s = f.changed.list()[i];
         let was = f.store.before[i];
         let is = f.store.snapshot(f.slots, s as usize);
-        let region = match (was.alive, is.alive) {
-            (false, false) => return None,
-            (true, false) => was.aabb,
-            (false, true) => is.aabb,
-            (true, true) => was.aabb.union(&is.aabb),
-        }
-        .grown(f.margin);
-        if region.is_inverted() {
-            return None;
-        }
-        let same = was.alive && is.alive && was.generation == is.generation;
         let (was_g, is_g) = (was.aabb.grown(f.margin), is.aabb.grown(f.margin));
+        // Only a state whose box the margin leaves right side out can pair: the region
+        // covers those (and a split object's halves are then both right side out, so
+        // the second's skip box is never the inside-out "nothing").
+        let region = match (was.alive && !was_g.is_inverted(), is.alive && !is_g.is_inverted()) {
+            (false, false) => return None,
+            (true, false) => was_g,
+            (false, true) => is_g,
+            (true, true) => was.aabb.union(&is.aabb).grown(f.margin),
+        };
+        let same = was.alive && is.alive && was.generation == is.generation;
         Some(Changed { s, was, is, was_g, is_g, region, same, skip: nothing(), lists: true })
     }
 
@@ -112,7 +111,11 @@ impl<const D: usize> Changed<D> {
     /// visit everything between: the first meets the objects near where it was (tested
     /// against both states), the second those near where it is that the first did not.
     fn split(&self) -> Option<(Self, Self)> {
-        if !(self.was.alive && self.is.alive && super::far(&self.was_g, &self.is_g)) {
+        let pairs = |alive: bool, g: &Aabb<D>| alive && !g.is_inverted();
+        if !(pairs(self.was.alive, &self.was_g)
+            && pairs(self.is.alive, &self.is_g)
+            && super::far(&self.was_g, &self.is_g))
+        {
             return None;
         }
         let then = Changed { region: self.was_g, lists: false, ..*self };

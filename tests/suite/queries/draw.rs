@@ -161,7 +161,7 @@ pub fn ray_query<const D: usize>(r: &mut Rng, objs: &[Obj<D>]) -> Ray<D> {
         (5..=6, _) => r.range(0.0, 15.0),
         (7..=8, Some(o)) => match slab(&ray, &o) {
             Some(t) if r.chance(0.5) => t,
-            Some(t) if t > 0.0 => next_down(t),
+            Some(t) if t > 0.0 && t.is_finite() => next_down(t),
             _ => f32::INFINITY,
         },
         _ => [f32::MAX, 1.0][r.below(2)],
@@ -219,7 +219,7 @@ pub fn sweep_query<const D: usize>(r: &mut Rng, objs: &[Obj<D>]) -> Sweep<D> {
         (5..=6, _) => r.range(0.0, 15.0),
         (7..=8, Some(o)) => match sweep_entry(&s, &o) {
             Some((t, _)) if r.chance(0.5) => t,
-            Some((t, _)) if t > 0.0 => next_down(t),
+            Some((t, _)) if t > 0.0 && t.is_finite() => next_down(t),
             _ => f32::INFINITY,
         },
         _ => [f32::MAX, 1.0][r.below(2)],
