@@ -19,7 +19,7 @@
 //! | `BP_DIMS`         | `2,3`            | dimensions                                            |
 //! | `BP_SCENES`       | 3D `terrain,uniform`, 2D `tiles` | scenes of `internals::scene` for every dimension (`level` = `terrain`, `map` = `tiles`) |
 //! | `BP_THREADS`      | `1,2`            | rayon thread counts                                   |
-//! | `BP_GROUPS`       | all              | `regions_small,regions_large,points,rays_closest,rays_all,spheres,nearest_k1,nearest_k10,sweeps,between` |
+//! | `BP_GROUPS`       | all              | `regions_small,regions_large,points,rays_closest,rays_all,spheres,nearest_k1,nearest_k10,sweeps,between,build` |
 //! | `BP_PEERS`        | `parry,geo_index,rstar` | peers to run (`none`: ours only)              |
 //! | `BP_PARRY_BUILD`  | `ploc`           | parry's tree build: `ploc` (its choice for queries) or `binned` |
 //! | `BP_SMALL_HITS`   | `10`             | mean hits a small region is sized for                 |
@@ -85,6 +85,10 @@
 //! `find_pairs` over all of them, static-static pairs included), with a reused
 //! `Broadphase` and output. `BP_CHECK=1` asserts that the first is the second's
 //! static-dynamic pairs.
+//!
+//! Groups `build/{scene}/{2d|3d}`: `world_first_update/t{t}`, a static-only world's first
+//! `update` (made and filled untimed; it asserts that no pair search ran), against
+//! `static_tree/t{t}`, the surface area build of the tree that update makes, alone.
 //!
 //! Reading it (ratios of the medians, on 2 threads): `ours_batch/t2` (and `ours_single/t2`)
 //! against `parry/t2` and, in 2D, `geo_index/t2` and `rstar/t2` in each group;
@@ -155,7 +159,8 @@ impl Opts {
             }
             names
         });
-        let all_groups = QKind::ALL.iter().map(|k| k.name()).chain(["between"]).collect::<Vec<_>>().join(",");
+        let all_groups =
+            QKind::ALL.iter().map(|k| k.name()).chain(["between", "build"]).collect::<Vec<_>>().join(",");
         let groups = env_words("BP_GROUPS", &all_groups);
         for g in &groups {
             assert!(all_groups.split(',').any(|a| a == g), "BP_GROUPS: unknown group {g:?}");
@@ -279,6 +284,10 @@ fn bench_scene<const D: usize>(c: &mut Criterion, opts: &Opts, pools: &Pools, na
         }
     }
 
+    if opts.group("build") {
+        bench_build(c, opts, pools, name, &boxes);
+    }
+
     if opts.group("between") {
         let dynamics = crowd(&boxes, (opts.statics / 10).max(1));
         let all: Vec<Aabb<D>> = boxes.iter().chain(&dynamics).copied().collect();
@@ -326,6 +335,37 @@ fn bench_scene<const D: usize>(c: &mut Criterion, opts: &Opts, pools: &Pools, na
         }
         g.finish();
     }
+}
+
+/// Group `build/{scene}/{dim}`: a static-only world's first `update` (the world made and
+/// its boxes inserted untimed) against the tree it builds, alone.
+fn bench_build<const D: usize>(c: &mut Criterion, opts: &Opts, pools: &Pools, name: &str, boxes: &[Aabb<D>]) {
+    use broadphase::{Kind, World};
+    let mut g = c.benchmark_group(format!("build/{name}/{D}d"));
+    g.sample_size(10).warm_up_time(opts.warm_up).measurement_time(opts.measure);
+    for (t, pool) in pools {
+        g.bench_function(format!("world_first_update/t{t}"), |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                for _ in 0..iters {
+                    let mut world = World::<D>::new(Config::default()).expect("world");
+                    world.extend(boxes, Kind::Static).expect("extend");
+                    total += pool.install(|| {
+                        let start = Instant::now();
+                        world.update().expect("update");
+                        start.elapsed()
+                    });
+                    assert!(!world.stats().pair_search, "a static-only world searched for pairs");
+                    drop(black_box(world));
+                }
+                total
+            })
+        });
+        g.bench_function(format!("static_tree/t{t}"), |b| {
+            timed(b, pool, || broadphase::internals::static_tree_build(black_box(boxes)))
+        });
+    }
+    g.finish();
 }
 
 fn main() {

@@ -21,3 +21,14 @@ pub fn by_name<const D: usize>(name: &str, n: usize, seed: u64) -> Option<Vec<Aa
 pub fn sort_pair_keys(parts: Vec<Vec<u64>>, n_ids: usize) -> Vec<[u32; 2]> {
     crate::kernels::pair_sort::finish(parts, n_ids)
 }
+
+/// The tree a static-only world builds on its first `update`, alone: the surface area
+/// build (`Bvh::build_sah`, margin 0) over the boxes, collapsed into the four-wide tree
+/// kept for walks. Returns its leaf count, so the build is not optimised away. `benches/queries.rs` (`build`) times a static-only
+/// world's first update against it.
+pub fn static_tree_build<const D: usize>(boxes: &[Aabb<D>]) -> usize {
+    let mut tree = crate::bvh::Bvh::default();
+    tree.build_sah(boxes, 0.0);
+    tree.keep_for_walks();
+    tree.ids.len()
+}

@@ -55,6 +55,11 @@ mod world;
 #[doc(hidden)]
 pub mod internals;
 
+/// The guide (`docs/guide.md`): embedding the world in an engine loop, and GIS joins and
+/// lookups. Its examples run as doc tests.
+#[doc = include_str!("../docs/guide.md")]
+pub mod guide {}
+
 pub use aabb::{Aabb, Aabb2, Aabb3};
 pub use algorithms::brute_force::brute_force_pairs;
 pub use algorithms::rdc::{Clusters, Rdc};

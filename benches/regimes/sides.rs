@@ -156,7 +156,7 @@ pub fn check<const D: usize, P: Peer<D>>(regime: Regime, scene: &Scene<D>, frame
         let ours = world.pairs();
         let oneshot = with_dynamic(&one.found, &driver.kinds);
         let theirs = rapier.as_ref().map(|p| p.pairs());
-        let good = ours == brute && oneshot == brute && theirs.as_ref().map_or(true, |t| *t == brute);
+        let good = ours == brute && oneshot == brute && theirs.as_ref().is_none_or(|t| *t == brute);
         last = brute.len();
         if !good {
             println!(

@@ -103,7 +103,7 @@ impl<const D: usize> Crowd<D> {
     /// Frame `frame`'s changes: the removals and returns, then one batch of moves.
     fn step(&mut self, world: &mut World<D>, frame: usize, moves: &mut Vec<(Handle, Aabb<D>)>) {
         // Every tenth frame one box in 200 leaves, to come back 5 to 14 frames later.
-        if frame % 10 == 0 {
+        if frame.is_multiple_of(10) {
             for _ in 0..self.members.len().div_ceil(200) {
                 let i = self.rng.below(self.members.len());
                 if let Some(h) = self.members[i].handle.take() {

@@ -28,7 +28,7 @@ use wide::f32x8;
 /// Offsets a block of eight run rows takes together before its lanes go on one at a time
 /// (see `Walker::run`).
 pub(super) const RUN_STEPS: usize = 16;
-const _: () = assert!(RUN_STEPS % 8 == 0, "Walker::run reads its step bytes eight a word");
+const _: () = assert!(RUN_STEPS.is_multiple_of(8), "Walker::run reads its step bytes eight a word");
 
 /// One chunk's walk state and scratch.
 pub(super) struct Walker<'a, const D: usize, T> {

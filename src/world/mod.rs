@@ -491,7 +491,7 @@ impl<const D: usize> World<D> {
         self.store.boxes.extend_from_slice(aabbs);
         self.store.kinds.resize(end, kind);
         self.store.count(kind, n, true);
-        self.store.before.extend(std::iter::repeat(dead).take(n));
+        self.store.before.extend(std::iter::repeat_n(dead, n));
         self.dirty.grow(end);
         for s in s0..end {
             self.dirty.bits[s / 64] |= 1 << (s % 64);

@@ -205,9 +205,9 @@ impl<'a> QueryFilter<'a> {
     #[inline]
     pub(crate) fn takes(&self, h: Handle, kind: Kind, membership: u32, data: impl FnOnce() -> u64) -> bool {
         self.takes_kind(kind)
-            && self.mask.map_or(true, |m| m & membership != 0)
+            && self.mask.is_none_or(|m| m & membership != 0)
             && h != self.excluded
             && !self.excluded_list.contains(&h)
-            && self.predicate.map_or(true, |keep| keep(h, data()))
+            && self.predicate.is_none_or(|keep| keep(h, data()))
     }
 }

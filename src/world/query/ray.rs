@@ -229,7 +229,7 @@ impl<const D: usize> World<D> {
         let mut best: Option<(Handle, f32)> = None;
         let mut cut = slab.max_t();
         let _ = self.slab_each(slab, &mut cut, filter, |h, t, cut| {
-            if best.map_or(true, |(bh, bt)| t < bt || (t == bt && h < bh)) {
+            if best.is_none_or(|(bh, bt)| t < bt || (t == bt && h < bh)) {
                 best = Some((h, t));
                 *cut = t;
             }

@@ -222,14 +222,15 @@ impl<const D: usize> Statics<D> {
     /// Rebuilds the tree over the live static objects, by the surface area heuristic
     /// where `by_area` (slower to build, faster to walk), else in Morton order.
     fn build(&mut self, slots: &Slots, store: &Store<D>, margin: f32, by_area: bool, frame: u64) {
-        let mut boxes = Vec::with_capacity(store.statics);
-        let mut ids = Vec::with_capacity(store.statics);
-        for (s, &alive) in slots.alive.iter().enumerate() {
-            if alive && store.kinds[s] == Kind::Static {
-                boxes.push(store.boxes[s]);
-                ids.push(s as u32);
-            }
-        }
+        // The live static slots and their boxes, in slot order (an ordered parallel
+        // collect: the same tree for any thread count).
+        let ids: Vec<u32> = (0..slots.alive.len() as u32)
+            .into_par_iter()
+            .with_min_len(1 << 14)
+            .filter(|&s| slots.alive[s as usize] && store.kinds[s as usize] == Kind::Static)
+            .collect();
+        let boxes: Vec<Aabb<D>> =
+            ids.par_iter().with_min_len(1 << 14).map(|&s| store.boxes[s as usize]).collect();
         // Built once a level and walked every frame and by every query: the surface area
         // build, slower to build, faster to walk. PERF: benches/queries.rs.
         let t = Instant::now();
@@ -243,11 +244,10 @@ impl<const D: usize> Statics<D> {
         self.by_area = by_area;
         // The tree's ids become slots: a walk reads its leaf's slot beside the leaf, and
         // a query its generation.
-        for id in self.tree.ids.iter_mut() {
-            *id = ids[*id as usize];
-        }
+        self.tree.ids.par_iter_mut().with_min_len(1 << 14).for_each(|id| *id = ids[*id as usize]);
         self.gens.clear();
-        self.gens.extend(self.tree.ids.iter().map(|&s| slots.generations[s as usize]));
+        let gens = self.tree.ids.par_iter().with_min_len(1 << 14).map(|&s| slots.generations[s as usize]);
+        self.gens.par_extend(gens);
         self.masked = 0;
         self.extras.clear();
         self.extra_gens.clear();

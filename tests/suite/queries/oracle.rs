@@ -29,11 +29,11 @@ pub enum Pred {
 }
 
 fn even_data(_: Handle, d: u64) -> bool {
-    d % 2 == 0
+    d.is_multiple_of(2)
 }
 
 fn not_thirds(h: Handle, _: u64) -> bool {
-    h.index() % 3 != 0
+    !h.index().is_multiple_of(3)
 }
 
 fn never(_: Handle, _: u64) -> bool {
@@ -43,8 +43,8 @@ fn never(_: Handle, _: u64) -> bool {
 impl Pred {
     pub fn eval(self, h: Handle, d: u64) -> bool {
         match self {
-            Pred::EvenData => d % 2 == 0,
-            Pred::NotThirds => h.index() % 3 != 0,
+            Pred::EvenData => d.is_multiple_of(2),
+            Pred::NotThirds => !h.index().is_multiple_of(3),
             Pred::Never => false,
         }
     }
@@ -116,10 +116,10 @@ impl Qf {
     /// the object's own mask is not read), the handles left out, the predicate.
     pub fn takes<const D: usize>(&self, o: &Obj<D>) -> bool {
         self.kinds[kind_index(o.kind)]
-            && self.mask.map_or(true, |m| m & o.filter.membership != 0)
+            && self.mask.is_none_or(|m| m & o.filter.membership != 0)
             && self.one != Some(o.h)
             && !self.list.contains(&o.h)
-            && self.pred.map_or(true, |p| p.eval(o.h, o.data))
+            && self.pred.is_none_or(|p| p.eval(o.h, o.data))
     }
 }
 
