@@ -71,7 +71,9 @@ pub enum Error {
     /// Query `index` of a call (0 for a single query) is not a valid query: a point, a
     /// ray origin or a ball's centre that is not finite, a cast's direction that is zero
     /// or not finite, a cast's length or a nearest query's `max_distance` that is NaN or
-    /// negative, or a radius that is not finite or negative.
+    /// negative, a radius that is not finite or negative, or an origin shift
+    /// ([`World::shift_origin`](crate::World::shift_origin)) that is not finite or takes a
+    /// box past `f32`'s range.
     InvalidQuery {
         /// Index of the first invalid query in the input slice.
         index: usize,

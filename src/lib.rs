@@ -45,6 +45,7 @@ mod choose;
 mod columns;
 mod config;
 mod error;
+mod interop;
 mod kernels;
 mod pipeline;
 mod stats;

@@ -37,6 +37,7 @@ mod dirty;
 mod frame;
 mod handle;
 mod hysteresis;
+mod origin;
 mod pairs;
 mod query;
 mod search;
