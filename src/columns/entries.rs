@@ -20,8 +20,8 @@ use super::layout::Entry;
 use super::Columns;
 use crate::kernels::morton;
 use crate::kernels::par::chunk_len;
+use crate::par::prelude::*;
 use crate::Aabb;
-use rayon::prelude::*;
 
 impl<const D: usize> Columns<D> {
     /// Writes every box's entries into `out` (resized to `self.entries`), in parallel.
