@@ -10,6 +10,7 @@ mod model;
 mod cliffs;
 mod determinism;
 mod errors;
+mod golden;
 mod oracle;
 mod queries;
 mod rdc;
