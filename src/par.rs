@@ -7,7 +7,7 @@
 //!
 //! - With `parallel`: re-exports of rayon, nothing more; every stage runs on the caller's
 //!   rayon pool.
-//! - Without it ([`seq`]): every stage runs on the calling thread, in the order of its
+//! - Without it (`seq`): every stage runs on the calling thread, in the order of its
 //!   input. The stand-ins keep rayon's meaning: `join` runs its left closure, then its
 //!   right; a `scope` runs its spawned jobs (one after the other, none nested in another's
 //!   stack) before it returns; `fold` folds the whole input into one accumulator;

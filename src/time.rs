@@ -1,6 +1,6 @@
 //! The clock the statistics and the world's cost model read, where the platform has one.
 //! `std::time::Instant::now` panics on `wasm32-unknown-unknown`; there, [`Instant`] is
-//! [`clockless::Instant`], whose every reading is zero.
+//! `clockless::Instant`, whose every reading is zero.
 //!
 //! - Output: [`Instant`], with `now()` and `elapsed()` as std's; [`Clock`], which says
 //!   whether a reading is a real time (the cost model ignores readings that are not).
