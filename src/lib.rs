@@ -40,8 +40,9 @@
 //! sweep-and-prune, RDC) and `kernels` (Morton codes, radix sort, pair sort, SIMD,
 //! parallel plumbing), with `bvh` (the tree for layouts that defeat columns, and for the
 //! world); `pipeline` drives them, and `world` keeps a persistent scene on top (a file a
-//! part: handles, store, dirty set, pair store, frame, validate). Dependencies point one
-//! way: world -> pipeline -> choose, columns, bvh -> algorithms -> kernels -> the types.
+//! part: handles, store, dirty set, pair store, frame, validate). Threads and the clock
+//! come through `par` and `time` alone. Dependencies point one way: world -> pipeline ->
+//! choose, columns, bvh -> algorithms -> kernels -> the types.
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod aabb;
