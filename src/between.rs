@@ -16,8 +16,8 @@
 //! - Source: this crate (the tree: Karras 2012).
 
 use crate::kernels::pair_sort::PairBudget;
+use crate::time::Instant;
 use crate::{Aabb, Broadphase, Config, Error};
-use std::time::Instant;
 
 impl<const D: usize> Broadphase<D> {
     /// Every `[i, j]` with `a[i]` and `b[j]` overlapping (each grown by the margin; closed
@@ -29,8 +29,8 @@ impl<const D: usize> Broadphase<D> {
         b: &[Aabb<D>],
         out: &mut Vec<[u32; 2]>,
     ) -> Result<(), Error> {
-        if rayon::current_thread_index().is_none() {
-            return rayon::scope(|_| self.between(a, b, out));
+        if crate::par::current_thread_index().is_none() {
+            return crate::par::scope(|_| self.between(a, b, out));
         }
         self.between(a, b, out)
     }

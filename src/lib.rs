@@ -23,6 +23,13 @@
 //! pool: `pool.install(|| find_pairs(&boxes))` sets the thread count, and the output is
 //! the same bytes for any thread count.
 //!
+//! Threads come with the default feature `parallel` (rayon). Without it
+//! (`default-features = false`), every call runs on the calling thread, a
+//! `pool.install` around it changes nothing, and the output is the same bytes; the crate
+//! then builds for `wasm32-unknown-unknown`, where, having no clock, it reports every time
+//! in [`Stats`] and [`WorldStats`] as zero and a [`World`] chooses how to find each frame
+//! by counts alone (the times change, never the output).
+//!
 //! For a scene that lives from frame to frame, a [`World`] keeps the objects and their
 //! pairs: insert, move ([`World::set_aabb`]) and remove objects by [`Handle`], give each a
 //! [`Kind`] (static objects never pair with each other) and a [`Filter`], and each
@@ -33,8 +40,9 @@
 //! sweep-and-prune, RDC) and `kernels` (Morton codes, radix sort, pair sort, SIMD,
 //! parallel plumbing), with `bvh` (the tree for layouts that defeat columns, and for the
 //! world); `pipeline` drives them, and `world` keeps a persistent scene on top (a file a
-//! part: handles, store, dirty set, pair store, frame, validate). Dependencies point one
-//! way: world -> pipeline -> choose, columns, bvh -> algorithms -> kernels -> the types.
+//! part: handles, store, dirty set, pair store, frame, validate). Threads and the clock
+//! come through `par` and `time` alone. Dependencies point one way: world -> pipeline ->
+//! choose, columns, bvh -> algorithms -> kernels -> the types.
 #![deny(missing_docs, missing_debug_implementations)]
 
 mod aabb;
@@ -47,8 +55,10 @@ mod config;
 mod error;
 mod interop;
 mod kernels;
+mod par;
 mod pipeline;
 mod stats;
+mod time;
 mod validate;
 mod world;
 

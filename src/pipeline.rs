@@ -44,8 +44,8 @@ use crate::bvh::Bvh;
 use crate::choose::Choice;
 use crate::columns::{Columns, Entry};
 use crate::kernels::pair_sort::PairBudget;
+use crate::time::Instant;
 use crate::{Aabb, Config, Error, Stats};
-use std::time::Instant;
 
 mod cache;
 pub use cache::release_cached_buffers;
@@ -118,8 +118,8 @@ impl<const D: usize> Broadphase<D> {
         // Called from outside any rayon pool (an engine's main thread), every parallel
         // stage would be sent to the global pool and waited for on its own; the whole
         // frame goes there at once instead.
-        if rayon::current_thread_index().is_none() {
-            return rayon::scope(|_| self.frame(boxes, out));
+        if crate::par::current_thread_index().is_none() {
+            return crate::par::scope(|_| self.frame(boxes, out));
         }
         self.frame(boxes, out)
     }
@@ -136,8 +136,10 @@ impl<const D: usize> Broadphase<D> {
         // One pass validates and measures the scene; only a bad scene is scanned again, for
         // the first offending index.
         // The trim's sample is sorted beside the scan: it reads only its own boxes.
-        let (mut scan, sample) =
-            rayon::join(|| crate::choose::scan_scene(boxes, m), || crate::choose::TrimSample::take(boxes, m));
+        let (mut scan, sample) = crate::par::join(
+            || crate::choose::scan_scene(boxes, m),
+            || crate::choose::TrimSample::take(boxes, m),
+        );
         if scan.invalid {
             crate::validate::check_boxes(boxes)?;
         }

@@ -6,8 +6,8 @@
 //! checks its bounds with [`check_box`].
 
 use crate::error::BoxProblem;
+use crate::par::prelude::*;
 use crate::{Aabb, Error};
-use rayon::prelude::*;
 
 /// Checks one box.
 #[inline]

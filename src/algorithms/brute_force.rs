@@ -9,8 +9,8 @@
 //! - Allocation: the grown boxes and the output.
 //! - Source: this crate (the oracle; no idea to cite).
 
+use crate::par::prelude::*;
 use crate::{Aabb, Config, Error};
-use rayon::prelude::*;
 
 /// Every pair `[i, j]`, `i < j`, whose boxes (grown by `config.margin`) overlap, sorted.
 pub fn brute_force_pairs<const D: usize>(

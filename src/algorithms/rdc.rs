@@ -43,8 +43,8 @@
 //!   running-maximum cut and the final-group sweeps are this crate's.
 
 use crate::algorithms::sap::{self, Sorted};
+use crate::par::prelude::*;
 use crate::{Aabb, Error};
-use rayon::prelude::*;
 use std::sync::Mutex;
 
 /// Clusters with at least this many members are handed to their own rayon task.
@@ -400,7 +400,7 @@ impl<const D: usize> Kernel<D> {
         let parts = Mutex::new(Vec::new());
         if !recs.is_empty() {
             let first = Item { recs, at: 0, next: 0, tried: 0, sorted_on: None };
-            rayon::scope(|sc| self.task(sc, first, want_pairs, &parts));
+            crate::par::scope(|sc| self.task(sc, first, want_pairs, &parts));
         }
         parts.into_inner().unwrap_or_else(|e| e.into_inner())
     }
@@ -408,7 +408,7 @@ impl<const D: usize> Kernel<D> {
     /// One task of [`Kernel::run_parallel`].
     fn task<'s>(
         &'s self,
-        sc: &rayon::Scope<'s>,
+        sc: &crate::par::Scope<'s>,
         first: Item<'s, D>,
         want_pairs: bool,
         parts: &'s Mutex<Vec<Part>>,

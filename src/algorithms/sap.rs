@@ -26,8 +26,8 @@
 use crate::kernels::pair_sort::PairBudget;
 use crate::kernels::par::SendPtr;
 
+use crate::par::prelude::*;
 use crate::Aabb;
-use rayon::prelude::*;
 use wide::f32x8;
 
 /// Order-preserving map of an `f32` to a `u32` ("float flip"): `a < b` implies
@@ -330,7 +330,7 @@ pub(crate) fn sweep_into<const D: usize>(
     let n = s.len();
     // Four chunks a thread, of 512 to 4096 boxes: at 10k boxes a fixed 4096 a chunk would
     // leave 3 jobs for any number of threads.
-    let chunk = (n / (4 * rayon::current_num_threads())).clamp(512, 4096);
+    let chunk = (n / (4 * crate::par::current_num_threads())).clamp(512, 4096);
     let s = &*s;
     let (parts, tests): (Vec<Vec<u64>>, Vec<usize>) = (0..n.div_ceil(chunk))
         .into_par_iter()

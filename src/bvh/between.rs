@@ -23,8 +23,8 @@ use super::pairs::account;
 use super::Bvh;
 use crate::kernels::pair_sort::{key, PairBudget};
 use crate::kernels::par::chunk_len;
+use crate::par::prelude::*;
 use crate::Aabb;
-use rayon::prelude::*;
 use std::ops::ControlFlow;
 
 /// Consecutive other boxes that walk the tree together, with their union: inputs in a

@@ -22,8 +22,8 @@
 
 use super::{Bvh, Node, LEAF};
 use crate::kernels::par::{chunk_len, SendPtr};
+use crate::par::prelude::*;
 use crate::Aabb;
-use rayon::prelude::*;
 
 /// Ranges of at least this many leaves build their halves as two tasks.
 const PAR_MIN: usize = 4096;
@@ -300,7 +300,7 @@ impl<const D: usize> Tree<'_, D> {
         // hardware has often fetched already. PERF: benches/queries.rs (`regions_small`).
         let (left, right) = (idx + 1, idx + 1 + (split - lo));
         let ((cl, bl), (cr, br)) = if hi - lo >= PAR_MIN {
-            rayon::join(|| side(lo, split, left), || side(split + 1, hi, right))
+            crate::par::join(|| side(lo, split, left), || side(split + 1, hi, right))
         } else {
             (side(lo, split, left), side(split + 1, hi, right))
         };

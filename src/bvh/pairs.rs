@@ -19,7 +19,7 @@
 use super::{Bvh, LEAF};
 use crate::kernels::pair_sort::{key, PairBudget};
 use crate::kernels::par::chunk_len;
-use rayon::prelude::*;
+use crate::par::prelude::*;
 use std::ops::ControlFlow;
 
 /// Keys a chunk collects before it counts them against the budget.

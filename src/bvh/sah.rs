@@ -24,8 +24,8 @@
 
 use super::{Bvh, Node, LEAF, MAX_DEPTH};
 use crate::kernels::par::{chunk_len, SendPtr};
+use crate::par::prelude::*;
 use crate::Aabb;
-use rayon::prelude::*;
 
 /// Bins along each axis.
 const BINS: usize = 16;
@@ -202,7 +202,7 @@ impl<const D: usize> Sah<D> {
         // parent, the right one after the left's `mid - 1` internal nodes.
         let (left, right) = (idx + 1, idx + mid);
         let ((cl, bl), (cr, br)) = if m >= PAR_MIN {
-            rayon::join(|| side(ll, li, at, left), || side(rl, ri, at + mid, right))
+            crate::par::join(|| side(ll, li, at, left), || side(rl, ri, at + mid, right))
         } else {
             (side(ll, li, at, left), side(rl, ri, at + mid, right))
         };

@@ -13,8 +13,8 @@
 
 use super::trim::TrimSample;
 use super::trim::GATHERED;
+use crate::par::prelude::*;
 use crate::Aabb;
-use rayon::prelude::*;
 
 /// Per-axis sums for choosing a sweep axis: boxes, total extent, range of lower bounds,
 /// and the bounds of the whole set.

@@ -18,10 +18,11 @@ use super::layout::shl64;
 use super::layout::shr32;
 use super::layout::Entry;
 use super::Columns;
+#[cfg(target_arch = "x86_64")]
 use crate::kernels::morton;
 use crate::kernels::par::chunk_len;
+use crate::par::prelude::*;
 use crate::Aabb;
-use rayon::prelude::*;
 
 impl<const D: usize> Columns<D> {
     /// Writes every box's entries into `out` (resized to `self.entries`), in parallel.
@@ -39,6 +40,8 @@ impl<const D: usize> Columns<D> {
         let c = lay.c;
         let (s_pos, f_pos) = (lay.run_from() + lay.lvl_bits, lay.id_bits);
         let pdep = crate::kernels::simd::pdep();
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = pdep;
         // The plan's chunks, whose entry counts cut `out`.
         let chunk = chunk_len(boxes.len());
         parts.into_par_iter().zip(boxes.par_chunks(chunk)).enumerate().for_each(|(ci, (dst, src))| {

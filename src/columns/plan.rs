@@ -30,9 +30,9 @@ use crate::kernels::morton::grid_bits;
 use crate::kernels::morton::Quantizer;
 use crate::kernels::par::chunk_len;
 use crate::kernels::par::SendPtr;
+use crate::par::prelude::*;
 use crate::Aabb;
 use crate::Config;
-use rayon::prelude::*;
 
 impl<const D: usize> Columns<D> {
     /// Chooses every box's level (in 1D every box is in the one column, level 0).

@@ -25,8 +25,8 @@ use crate::kernels::par::prefetch;
 use crate::kernels::par::SendPtr;
 use crate::kernels::par::PREFETCH;
 use crate::kernels::simd::low_mask;
+use crate::par::prelude::*;
 use crate::Aabb;
-use rayon::prelude::*;
 use wide::f32x8;
 
 impl<const D: usize> Columns<D> {

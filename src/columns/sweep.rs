@@ -25,8 +25,8 @@ use super::sink::Sink;
 use super::walker::Walker;
 use super::Columns;
 use crate::kernels::pair_sort::PairBudget;
+use crate::par::prelude::*;
 use crate::Refine;
-use rayon::prelude::*;
 use std::sync::Mutex;
 use wide::f32x8;
 
@@ -53,7 +53,7 @@ impl<const D: usize> Columns<D> {
         // run, so with few chunks a few long planks over a small scene make one chunk do
         // most of the work. 2,048 entries a chunk does best of 1,024 to 8,192.
         // PERF: examples/demo.rs (3D mixed 10k, 2 threads, sweep stage).
-        let chunks = (n / 2048).clamp(1, rayon::current_num_threads() * 16);
+        let chunks = (n / 2048).clamp(1, crate::par::current_num_threads() * 16);
         let mut bounds: Vec<usize> = (0..=chunks).map(|c| n * c / chunks).collect();
         for b in bounds.iter_mut().take(chunks).skip(1) {
             while *b < n

@@ -29,7 +29,7 @@
 use crate::kernels::par::grow_to;
 use crate::kernels::par::SendPtr;
 
-use rayon::prelude::*;
+use crate::par::prelude::*;
 use std::ops::Range;
 
 /// An unsigned integer record that can be sorted by a range of its bits.
@@ -120,7 +120,7 @@ const MIN_PER_BUCKET: usize = 4;
 /// thread sorts a chunk more than the others. PERF: `benches/kernels.rs` (radix,
 /// `ours/t{all}`).
 fn chunk_count(n: usize, digit: u32) -> usize {
-    let threads = rayon::current_num_threads().max(1);
+    let threads = crate::par::current_num_threads().max(1);
     if n < PAR_MIN || threads == 1 && n < SEQ_ONE_THREAD {
         return 1;
     }
@@ -366,6 +366,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "parallel")]
     fn chunks_follow_the_pool_and_the_size() {
         for threads in [1, 2, 3, 16] {
             let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();

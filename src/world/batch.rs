@@ -16,8 +16,8 @@
 
 use super::query::{check_max_distance, check_point, QueryFilter, Ray, Sphere, Sweep};
 use super::{Handle, World};
+use crate::par::prelude::*;
 use crate::{Aabb, Error};
-use rayon::prelude::*;
 
 /// Queries a parallel work item runs.
 const CHUNK: usize = 64;

@@ -35,9 +35,9 @@ use super::pairs::PairStore;
 use super::search::{Search, Times};
 use super::store::Store;
 use super::{dirty::Dirty, Handle, Kind, World};
+use crate::par::prelude::*;
+use crate::time::{Duration, Instant};
 use crate::{Broadphase, Error};
-use rayon::prelude::*;
-use std::time::{Duration, Instant};
 
 /// What the last successful [`World::update`] changed ([`World::events`]): the pairs that
 /// began and the pairs that ended, each list sorted, each pair `[a, b]` with
@@ -324,7 +324,7 @@ impl<const D: usize> World<D> {
         // any sort.)
         let t = Instant::now();
         let s = &mut self.scratch;
-        rayon::join(|| s.old.par_sort_unstable(), || s.new.par_sort_unstable());
+        crate::par::join(|| s.old.par_sort_unstable(), || s.new.par_sort_unstable());
         // The search names each pair once (the pair store's update relies on it).
         debug_assert!(s.old.windows(2).all(|w| w[0] != w[1]), "a pair named twice in old");
         debug_assert!(s.new.windows(2).all(|w| w[0] != w[1]), "a pair named twice in new");

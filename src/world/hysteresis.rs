@@ -31,8 +31,8 @@ use super::dirty::Dirty;
 use super::handle::Slots;
 use super::store::{pairable, Store};
 use super::Handle;
+use crate::par::prelude::*;
 use crate::{Aabb, Error};
-use rayon::prelude::*;
 
 /// Whether margin-grown boxes `a` and `b` lie within `h` of each other on every axis:
 /// `a.min - h <= b.max` and `b.min - h <= a.max` (in `f32`; symmetric in `a` and `b`,

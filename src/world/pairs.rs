@@ -22,8 +22,8 @@
 //! - Source: the pair set of Box2D v3's broad phase (`pairSet`, a hash set of pair keys).
 
 use super::Handle;
+use crate::par::prelude::*;
 use crate::Error;
-use rayon::prelude::*;
 use std::collections::HashSet;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::OnceLock;

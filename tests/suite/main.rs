@@ -10,6 +10,7 @@ mod model;
 mod cliffs;
 mod determinism;
 mod errors;
+mod golden;
 mod interop;
 mod oracle;
 mod queries;

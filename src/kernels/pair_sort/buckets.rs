@@ -18,7 +18,7 @@ use super::MIN_PAIRS_PER_BUCKET;
 use super::MIN_PAIRS_PER_JOB;
 use super::PAIRS_PER_BUCKET;
 use crate::kernels::par::SendPtr;
-use rayon::prelude::*;
+use crate::par::prelude::*;
 use std::mem::MaybeUninit;
 
 /// The MSD pass's buckets: bucket `b` holds the pairs whose first index has the high bits
@@ -38,7 +38,7 @@ pub(super) fn bucket_bits(total: usize, n_ids: usize, min: usize) -> (u32, u32) 
     let ibits = u64::BITS - max_i.leading_zeros();
     let want = (total / PAIRS_PER_BUCKET)
         .max((max_i as usize + 1) / IDS_PER_BUCKET)
-        .max((8 * rayon::current_num_threads()).min(total / MIN_PAIRS_PER_BUCKET))
+        .max((8 * crate::par::current_num_threads()).min(total / MIN_PAIRS_PER_BUCKET))
         .max(min);
     let bbits = (usize::BITS - want.leading_zeros()).min(MAX_BUCKET_BITS).min(ibits);
     (ibits, bbits)
@@ -174,7 +174,7 @@ impl Buckets {
     pub(super) fn sort<B: Bucket>(&self, bks: Vec<B>, dst: Vec<&mut [MaybeUninit<[u32; 2]>]>) {
         let total = *self.starts.last().unwrap_or(&0);
         let w = self.width();
-        let want = 4 * rayon::current_num_threads();
+        let want = 4 * crate::par::current_num_threads();
         let target = total.div_ceil(want).max(MIN_PAIRS_PER_JOB);
         type Job<'b, B> = (usize, Vec<(B, Option<&'b mut [MaybeUninit<[u32; 2]>]>)>);
         let mut groups: Vec<Job<'_, B>> = Vec::with_capacity(want + 1);

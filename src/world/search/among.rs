@@ -17,10 +17,10 @@
 
 use super::{pair, Search};
 use crate::algorithms::sap::Sorted;
+use crate::time::Instant;
 use crate::world::store::{pairable, Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Handle};
 use crate::{Aabb, Broadphase, Error};
-use std::time::Instant;
 
 /// Up to this many changed objects, the pairs among them come from one sweep a state,
 /// each on one thread; above, from the one-shot finder, which also
@@ -174,7 +174,7 @@ impl<const D: usize> Search<D> {
             // Each state whole (its gather reads the store by slot) on its own thread. A
             // state's pairs that the rule keeps were held then (`old`: at most the bound)
             // or are held after the frame (`new`).
-            let (then_ok, now_ok) = rayon::join(
+            let (then_ok, now_ok) = crate::par::join(
                 || {
                     a.gather(list.len(), &then);
                     a.sweep(margin, bound, pairs_in(&then)) && {

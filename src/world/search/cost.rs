@@ -14,10 +14,12 @@
 //!   [`PROBE_MAX`]), so the tries add at most half a whole frame to a frame on average.
 //! - Output bytes: both ways give the same events and pairs, so the choice, which reads a
 //!   clock, changes only the time a frame takes.
+//! - Where no clock exists (`crate::time`), no frame is recorded and the choice is by
+//!   counts alone: whole over half the live objects changed, the walks otherwise.
 //! - Cost: O(1). Threads: none. Allocation: none.
 //! - Source: this crate.
 
-use std::time::Instant;
+use crate::time::{Clock, Instant};
 
 /// The most frames found whole between two tries of the walks.
 const PROBE_MAX: u32 = 256;
@@ -32,9 +34,9 @@ pub(crate) fn is_whole(changed: usize, live: usize) -> bool {
     changed > live / WHOLE_SHARE
 }
 
-/// The costs seen so far and the frame in flight (module docs).
-#[derive(Clone, Debug, Default)]
-pub(super) struct Cost {
+/// The costs seen so far and the frame in flight (module docs), timed by clock `C`.
+#[derive(Clone, Debug)]
+pub(super) struct Cost<C = Instant> {
     /// Seconds a whole frame took a live object, and a walk frame a changed object.
     whole: Option<f64>,
     walk: Option<f64>,
@@ -42,10 +44,16 @@ pub(super) struct Cost {
     wait: u32,
     /// How the frame in flight is found, and when its timed part began.
     chose_whole: bool,
-    started: Option<Instant>,
+    started: Option<C>,
 }
 
-impl Cost {
+impl<C> Default for Cost<C> {
+    fn default() -> Self {
+        Self { whole: None, walk: None, wait: 0, chose_whole: false, started: None }
+    }
+}
+
+impl<C: Clock> Cost<C> {
     /// Whether the frame with `changed` of `live` objects changed is found whole; starts
     /// its clock.
     pub(super) fn choose(&mut self, changed: usize, live: usize) -> bool {
@@ -62,15 +70,16 @@ impl Cost {
                 _ => false,
             };
         self.chose_whole = whole;
-        self.started = Some(Instant::now());
+        self.started = Some(C::now());
         whole
     }
 
     /// The frame chosen by the last [`Cost::choose`] has succeeded: its time goes into
-    /// the averages. A frame that failed is not recorded (its retry chooses again).
+    /// the averages. A frame that failed is not recorded (its retry chooses again), nor
+    /// is a frame where no clock exists.
     pub(super) fn record(&mut self, changed: usize, live: usize) {
-        if let Some(t) = self.started.take() {
-            self.record_secs(t.elapsed().as_secs_f64(), changed, live);
+        if let Some(secs) = self.started.take().and_then(|t| t.seconds()) {
+            self.record_secs(secs, changed, live);
         }
     }
 
@@ -97,9 +106,16 @@ impl Cost {
 #[cfg(test)]
 mod tests {
     use super::Cost;
+    use crate::time::clockless;
 
     /// Feeds the model a frame of `changed` of `live` objects that took `secs`, as chosen.
-    fn frame(c: &mut Cost, changed: usize, live: usize, walk_secs: f64, whole_secs: f64) -> bool {
+    fn frame(
+        c: &mut Cost<std::time::Instant>,
+        changed: usize,
+        live: usize,
+        walk_secs: f64,
+        whole_secs: f64,
+    ) -> bool {
         let whole = c.choose(changed, live);
         c.record_secs(if whole { whole_secs } else { walk_secs }, changed, live);
         whole
@@ -133,5 +149,22 @@ mod tests {
             }
         }
         assert!(calm > 60, "{calm}");
+    }
+
+    /// Without a clock, the choice is by counts alone: whole over half the live objects
+    /// changed, the walks otherwise, whatever the frames before were.
+    #[test]
+    fn without_a_clock_the_counts_choose() {
+        let mut c = Cost::<clockless::Instant>::default();
+        for (changed, live, whole) in
+            [(1000, 1000, true), (10, 1000, false), (500, 1000, false), (501, 1000, true), (0, 0, false)]
+        {
+            for _ in 0..3 {
+                assert_eq!(c.choose(changed, live), whole, "{changed} of {live}");
+                c.record(changed, live);
+                assert_eq!((c.whole, c.walk, c.wait), (None, None, 0), "nothing recorded");
+            }
+        }
+        assert_eq!(clockless::Instant::now().elapsed(), std::time::Duration::ZERO);
     }
 }

@@ -23,10 +23,10 @@
 use super::scratch::Scratch;
 use super::{far, fat, holds, tree_margin, NONE, SAH_FRAMES};
 use crate::bvh::Bvh;
+use crate::time::{Duration, Instant};
 use crate::world::handle::Slots;
 use crate::world::store::Store;
 use crate::{Aabb, Error};
-use std::time::{Duration, Instant};
 
 /// The dynamic tree is rebuilt once this share of its leaves have grown or been freed
 /// since it was built (a grown leaf loosens every node above it), or once the objects

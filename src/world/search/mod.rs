@@ -48,8 +48,8 @@
 use super::pairs::PairStore;
 use super::store::Store;
 use super::{dirty::Dirty, handle::Slots, Handle};
+use crate::time::Instant;
 use crate::{Aabb, Broadphase, Error};
-use std::time::Instant;
 
 mod among;
 mod cost;

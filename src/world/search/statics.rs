@@ -23,12 +23,12 @@
 
 use super::{tree_margin, NONE, SAH_FRAMES};
 use crate::bvh::{Bvh, Slab};
+use crate::par::prelude::*;
+use crate::time::{Duration, Instant};
 use crate::world::store::{Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Kind};
 use crate::{Aabb, Error};
-use rayon::prelude::*;
 use std::ops::ControlFlow;
-use std::time::{Duration, Instant};
 
 /// Masked leaves and extras that never call for a rebuild of the static tree.
 const LOOSE_MIN: usize = 256;

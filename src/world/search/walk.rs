@@ -26,13 +26,13 @@
 use super::lists::{Entry, Grid, Listed, Meets, LEAF_LIST_MAX};
 use super::scratch::{merge_parts, trim_parts, Part};
 use super::{fat, holds, pair, Search, NONE};
+use crate::par::prelude::*;
+use crate::time::Instant;
 use crate::world::store::{pairable, Snapshot, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Handle, Kind};
 use crate::{Aabb, Broadphase, Error};
-use rayon::prelude::*;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::time::Instant;
 
 /// Changed slots a parallel work item walks for.
 const CHUNK: usize = 64;

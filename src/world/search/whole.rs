@@ -22,12 +22,12 @@
 
 use super::{is_whole, pair, Search, NONE};
 use crate::kernels::pair_sort::PairBudget;
+use crate::par::prelude::*;
+use crate::time::Instant;
 use crate::world::pairs::PairStore;
 use crate::world::store::{pairable, Store};
 use crate::world::{dirty::Dirty, handle::Slots, Handle};
 use crate::{Aabb, Broadphase, Error};
-use rayon::prelude::*;
-use std::time::Instant;
 
 /// Slots a task of `gather_live` reads.
 const GATHER_CHUNK: usize = 1 << 14;
@@ -222,7 +222,7 @@ fn fill<const D: usize>(
     let (sb0, sb1) = sb.split_at_mut(left[1]);
     let (di0, di1) = di.split_at_mut(left[0]);
     let (si0, si1) = si.split_at_mut(left[1]);
-    rayon::join(
+    crate::par::join(
         || fill(range.start..mid, counts, Out { boxes: [db0, sb0], ids: [di0, si0] }, write),
         || fill(mid..range.end, counts, Out { boxes: [db1, sb1], ids: [di1, si1] }, write),
     );

@@ -21,9 +21,9 @@ use super::super::statics::Statics;
 use super::super::NONE;
 use super::arena::Arena;
 use super::entry::{Entry, Grid};
+use crate::par::prelude::*;
 use crate::world::store::Store;
 use crate::{Aabb, Error};
-use rayon::prelude::*;
 use std::ops::ControlFlow;
 
 /// A dynamic leaf's list of the static objects near its object: those whose grown boxes
