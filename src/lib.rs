@@ -47,6 +47,8 @@ mod config;
 mod error;
 mod kernels;
 mod pipeline;
+#[cfg(feature = "serde")]
+mod serde_impls;
 mod stats;
 mod validate;
 mod world;

@@ -13,6 +13,8 @@ mod errors;
 mod oracle;
 mod queries;
 mod rdc;
+#[cfg(feature = "serde")]
+mod snapshot;
 mod subnormal;
 mod world;
 mod world_api;
