@@ -9,6 +9,9 @@
 //! - `damaged_snapshots_are_errors_or_worlds`: truncated snapshots, random byte edits
 //!   and edits of the JSON tree (numbers changed, fields and elements dropped,
 //!   duplicated, swapped): each is an error or a world that passes `validate` and runs.
+//! - `a_large_world_restores_alike_and_a_missing_pair_is_refused`: thousands of objects
+//!   (past `validate`'s test of every pair), restored with moves pending, then frames of
+//!   a few moves each; a snapshot missing one pair is refused.
 //! - Named refusals: another version or dimension, a free list naming a live slot, a
 //!   live generation at the retired mark, a pair naming a dead slot or out of order, a
 //!   box with `min > max`, arrays that disagree in length, a missing pair.
@@ -509,4 +512,53 @@ fn snapshot_refusals_are_named() {
     let back: World2 = serde_json::from_str(&json(&w)).unwrap();
     assert_eq!(back.pairs(), w.pairs());
     assert_eq!(back.events().departed, w.events().departed);
+}
+
+/// A world past the size `validate` tests every pair at: restored with changes pending,
+/// the copy's frames (walks of a few changed objects among thousands) report what the
+/// original's do; a snapshot missing one pair is refused all the same (the pairs are
+/// checked against a whole frame's search on reading).
+#[test]
+fn a_large_world_restores_alike_and_a_missing_pair_is_refused() {
+    let mut r = Rng::new(77);
+    let mut a = World3::new(Config::default().with_margin(0.05).with_hysteresis(0.1)).unwrap();
+    let boxes = |r: &mut Rng, n: usize| -> Vec<Aabb3> {
+        (0..n)
+            .map(|_| {
+                let p: [f32; 3] = std::array::from_fn(|_| r.range(0.0, 30.0));
+                Aabb3::new(p, p.map(|x| x + r.range(0.2, 1.5)))
+            })
+            .collect()
+    };
+    let movers = a.extend(&boxes(&mut r, 3000), Kind::Dynamic).unwrap();
+    a.extend(&boxes(&mut r, 1500), Kind::Static).unwrap();
+    a.update().unwrap();
+    assert!(a.pairs().len() > 1000, "{} pairs", a.pairs().len());
+    let step = |r: &mut Rng, w: &mut [&mut World3]| {
+        for _ in 0..40 {
+            let h = movers[r.below(movers.len())];
+            let b = w[0].aabb(h).unwrap();
+            let to = nudged(r, &b);
+            for w in w.iter_mut() {
+                w.set_aabb(h, to).unwrap();
+            }
+        }
+    };
+    step(&mut r, &mut [&mut a]);
+    // Restored with 40 moves pending.
+    let mut b = restore("large", &a);
+    for frame in 0..12 {
+        a.update().unwrap();
+        b.update().unwrap();
+        let (ea, eb) = (a.events(), b.events());
+        assert_eq!((ea.added, ea.removed), (eb.added, eb.removed), "frame {frame}: events");
+        assert_eq!(a.pairs(), b.pairs(), "frame {frame}: pairs");
+        step(&mut r, &mut [&mut a, &mut b]);
+    }
+    a.validate().unwrap();
+    b.validate().unwrap();
+    assert_eq!(json(&a), json(&b));
+    // One pair dropped.
+    let e = refused(&a, |v| drop(v["pairs"].as_array_mut().unwrap().remove(500)));
+    assert!(e.contains("pairs stored"), "{e}");
 }
