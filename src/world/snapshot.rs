@@ -16,8 +16,8 @@
 //!   invariant of [`World::validate`], and the pairs against the pairs the boxes make (a
 //!   whole frame's search over the world as of the last update): each is an error, never
 //!   a panic, and a world read back passes `validate`.
-//! - Not written: the statistics (a restored world's are the counts of what it holds,
-//!   with zero times and bytes until its next update), the cost model's timings and the
+//! - Not written: the statistics (a restored world's are the counts of its last update's
+//!   events and objects, with zero times and bytes, until its next update), the cost model's timings and the
 //!   search's frame count (which pick how a frame is found and when a tree is rebuilt,
 //!   never what a call returns).
 //! - Cost: writing O(n + p log p) for n slots and p pairs; reading O(n + p log p) plus the
@@ -41,7 +41,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::borrow::Cow;
 
 /// The format version this build writes and reads.
-pub(crate) const VERSION: u32 = 1;
+const VERSION: u32 = 1;
 
 /// The format version, checked as it is read, before the fields after it.
 struct Version;
@@ -174,8 +174,8 @@ impl<const D: usize> Serialize for World<D> {
 /// (the free list's order and the generations), pairs, last events, pending changes and
 /// hysteresis included, so that every later call returns what it would have returned on
 /// the world written. The search's trees are rebuilt, at about the cost of a first
-/// update. Not kept: the statistics (a restored world's are the counts of what it holds
-/// until its next update).
+/// update. Not kept: the statistics (until its next update, a restored world's are the
+/// counts of the last update's events and objects, without times or bytes).
 ///
 /// The format is versioned: a snapshot of another format version or dimension, or one
 /// that is not a consistent world (lengths that disagree, a free list naming a live
