@@ -6,6 +6,7 @@ use crate::{Aabb, Error};
 
 /// How crowded runs are refined in the column sweep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub enum Refine {
     /// Sweep-and-prune (Terdiman's box pruning), as in every other column.
@@ -18,6 +19,7 @@ pub enum Refine {
 
 /// Which algorithm finds the pairs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub enum Method {
     /// Morton columns, unless a sweep-and-prune along the best axis is expected to test at
@@ -49,6 +51,9 @@ pub enum Method {
 /// assert_eq!(config.margin, 0.05);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
+// Read back unchecked, as a value built field by field: `Config::validate` checks it where
+// it is used.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[non_exhaustive]
 pub struct Config<const D: usize> {
     /// Grows every box by this much on every side before testing (shrinks when negative, so

@@ -57,6 +57,8 @@ mod interop;
 mod kernels;
 mod par;
 mod pipeline;
+#[cfg(feature = "serde")]
+mod serde_impls;
 mod stats;
 mod time;
 mod validate;

@@ -93,6 +93,7 @@ impl<const D: usize> Events<'_, D> {
 
 /// An object removed since the update before, as [`Events::departed`] lists it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Departed {
     /// Its handle (stale now).
     pub handle: Handle,

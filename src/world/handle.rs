@@ -23,6 +23,7 @@ use crate::Error;
 /// has a higher generation).
 // INVARIANT: the field order is the derived `Ord`: index first, then generation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Handle {
     index: u32,
     generation: u32,

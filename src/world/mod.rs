@@ -14,7 +14,7 @@
 //! phase move buffer), `pairs` (the pair keys in a hash set; the sorted list built on
 //! demand), `hysteresis` (the pairs kept apart but near), `search` (the candidate search: a static and a dynamic tree, each changed
 //! object's walk), `frame` (the update, stage by stage), `validate` (every invariant,
-//! checked).
+//! checked), `snapshot` (feature `serde`: the world written and read back).
 //!
 //! - Input: the calls. Output: the events of each update, and [`World::pairs`].
 //! - Cost: a change is O(1); an update with no change is O(1). An update with changes
@@ -41,6 +41,8 @@ mod origin;
 mod pairs;
 mod query;
 mod search;
+#[cfg(feature = "serde")]
+mod snapshot;
 mod store;
 mod validate;
 
@@ -109,6 +111,10 @@ use store::{index_dirty, PreFrame, Snapshot, Store};
 ///
 /// Errors: every call checks its input before changing anything, batches included (all
 /// or nothing); after a failed call the world is exactly as before. No call panics.
+///
+/// Snapshots: with the `serde` feature, a world serializes to a versioned snapshot and
+/// reads back as the same world, every later call answering alike (see its
+/// `Deserialize` impl).
 #[derive(Clone)]
 pub struct World<const D: usize> {
     /// The configuration (checked in `new`).

@@ -32,6 +32,7 @@ use crate::Aabb;
 /// [`Kind::Static`] would end its pairs with the static objects under it (a "collision
 /// stopped" event), and turning it back would begin them again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Kind {
     /// Does not move, or moves rarely (terrain, walls): paired only with dynamic objects.
     Static,
@@ -54,6 +55,7 @@ impl Kind {
 /// Collision groups: two objects pair only when each one's `membership` shares a bit with
 /// the other's `mask`. The default (every bit set in both) pairs with everything.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Filter {
     /// The groups this object belongs to.
     pub membership: u32,

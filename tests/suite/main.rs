@@ -15,6 +15,8 @@ mod interop;
 mod oracle;
 mod queries;
 mod rdc;
+#[cfg(feature = "serde")]
+mod snapshot;
 mod subnormal;
 mod world;
 mod world_api;

@@ -190,6 +190,26 @@ impl<const D: usize> Search<D> {
         self.retry = true;
     }
 
+    /// For a world restored from a snapshot: a search built over the world as of its last
+    /// update (`slots` and `store` as they were then, nothing changed since), as a first
+    /// frame's upkeep builds it, and every pair the rule makes there into `found` (the
+    /// whole frame's search, by `finder`).
+    #[cfg(feature = "serde")]
+    pub(crate) fn restored(
+        slots: &Slots,
+        store: &Store<D>,
+        finder: &mut Broadphase<D>,
+        found: &mut Vec<[Handle; 2]>,
+    ) -> Result<Self, Error> {
+        let mut search = Self::default();
+        let (nothing, none) = (Dirty::default(), PairStore::default());
+        search.upkeep(slots, store, &nothing, finder.config().margin);
+        let mut old = Vec::new();
+        search.whole(slots, store, &nothing, &none, finder, &mut old, found)?;
+        search.count_frame(0, slots.live);
+        Ok(search)
+    }
+
     /// Counts a frame searched, of `changed` of `live` objects: called once its events are
     /// found and applied, so that a failed frame is retried as the same frame.
     pub(crate) fn count_frame(&mut self, changed: usize, live: usize) {
