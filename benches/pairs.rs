@@ -17,6 +17,7 @@
 //! | `BP_MEASURE`     | `3`                                  | criterion measurement time, seconds      |
 //! | `BP_BOUNDS`      | `none`                               | our `Config::bounds`: `huge` (+-1e9), `max` (+-`f32::MAX`), `zero`, `offset` (a unit box at 1e6); groups get `+bounds:{kind}` |
 //! | `BP_ONESHOT`     | `0`                                  | `1`: also the `oneshot/...` groups (below) |
+//! | `BP_METHODS`     | `auto`                               | our `Config::method`s (`auto`, `columns`, `sweep`, `tree`); each but `auto` gets functions `broadphase-{method}/t{threads}` |
 //!
 //! The cliffs (inputs that once made the cost quadratic): `BP_SCENES=cliffs BP_SIZES=200000`
 //! for the parked shares and distances, `BP_SCENES=staircase BP_DIMS=2
@@ -50,7 +51,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use broadphase::internals::{cliffs, scene};
-use broadphase::{brute_force_pairs, Aabb, Broadphase, Config};
+use broadphase::{brute_force_pairs, Aabb, Broadphase, Config, Method};
 use broccoli::axgeom::Rect;
 use broccoli::Tree;
 use broccoli_rayon::prelude::*;
@@ -80,6 +81,28 @@ struct Opts {
     bounds: String,
     /// `BP_ONESHOT`: also time the one-shot calls (`oneshot/...` groups).
     oneshot: bool,
+    /// `BP_METHODS`: our methods, by name.
+    methods: Vec<(String, Method)>,
+}
+
+/// The method of a `BP_METHODS` name.
+fn method_by_name(name: &str) -> Method {
+    match name {
+        "auto" => Method::Auto,
+        "columns" => Method::Columns,
+        "sweep" => Method::Sweep,
+        "tree" => Method::Tree,
+        _ => panic!("BP_METHODS: auto, columns, sweep or tree, not {name:?}"),
+    }
+}
+
+/// The bench function of our method `name` at `t` threads (`auto` keeps the plain name).
+fn our_function(name: &str, t: usize) -> String {
+    if name == "auto" {
+        format!("broadphase/t{t}")
+    } else {
+        format!("broadphase-{name}/t{t}")
+    }
 }
 
 /// Our configuration under `BP_BOUNDS`: no bounds, +-1e9, +-`f32::MAX`, a zero-size box at
@@ -160,6 +183,10 @@ impl Opts {
             measure: Duration::from_secs_f64(env_num("BP_MEASURE", 3) as f64),
             bounds: env_list("BP_BOUNDS", "none").concat(),
             oneshot: env_num("BP_ONESHOT", 0) != 0,
+            methods: env_list("BP_METHODS", "auto")
+                .into_iter()
+                .map(|m| (m.clone(), method_by_name(&m)))
+                .collect(),
         }
     }
 }
@@ -284,17 +311,20 @@ fn check<const D: usize>(opts: &Opts) -> bool {
             reference.len(),
             reference.len() as f64 / boxes.len().max(1) as f64
         );
-        for &t in &opts.threads {
-            let mut bp = Broadphase::<D>::new(Config::default()).unwrap();
-            let mut out = Vec::new();
-            pool(t).install(|| bp.find_pairs(&boxes, &mut out)).expect("broadphase");
-            let ok = out == reference; // must already be sorted and unique
-            println!(
-                "    broadphase/t{t}: {} pairs: {}",
-                out.len(),
-                if ok { "ok" } else { "MISMATCH (exact sorted output expected)" }
-            );
-            all_ok &= ok;
+        for (name, method) in &opts.methods {
+            for &t in &opts.threads {
+                let mut bp = Broadphase::<D>::new(Config::default().with_method(*method)).unwrap();
+                let mut out = Vec::new();
+                pool(t).install(|| bp.find_pairs(&boxes, &mut out)).expect("broadphase");
+                let ok = out == reference; // must already be sorted and unique
+                println!(
+                    "    {}: {} pairs: {}",
+                    our_function(name, t),
+                    out.len(),
+                    if ok { "ok" } else { "MISMATCH (exact sorted output expected)" }
+                );
+                all_ok &= ok;
+            }
         }
         if !opts.competitors {
             continue;
@@ -374,15 +404,17 @@ fn bench_dim<const D: usize>(c: &mut Criterion, opts: &Opts, pools: &[(usize, ra
                 .warm_up_time(Duration::from_secs(1))
                 .measurement_time(opts.measure);
 
-            for (t, pool) in pools {
-                let mut bp = Broadphase::<D>::new(config).unwrap();
-                let mut out: Pairs = Vec::new();
-                g.bench_function(format!("broadphase/t{t}"), |b| {
-                    b.iter(|| {
-                        pool.install(|| bp.find_pairs(black_box(&boxes), &mut out)).unwrap();
-                        black_box(out.len())
-                    })
-                });
+            for (name, method) in &opts.methods {
+                for (t, pool) in pools {
+                    let mut bp = Broadphase::<D>::new(config.with_method(*method)).unwrap();
+                    let mut out: Pairs = Vec::new();
+                    g.bench_function(our_function(name, *t), |b| {
+                        b.iter(|| {
+                            pool.install(|| bp.find_pairs(black_box(&boxes), &mut out)).unwrap();
+                            black_box(out.len())
+                        })
+                    });
+                }
             }
 
             if let Some(leaves) = &parry_leaves {
