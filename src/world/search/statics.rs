@@ -222,29 +222,41 @@ impl<const D: usize> Statics<D> {
     /// Rebuilds the tree over the live static objects, by the surface area heuristic
     /// where `by_area` (slower to build, faster to walk), else in Morton order.
     fn build(&mut self, slots: &Slots, store: &Store<D>, margin: f32, by_area: bool, frame: u64) {
-        // The live static slots and their boxes, in slot order (an ordered parallel
+        // Where every slot holds a live static object (a level or a map loaded whole), the
+        // tree is built over the store's boxes as they lie, its ids already slots: no
+        // gather. PERF: benches/queries.rs (`build`).
+        let whole = store.statics == slots.alive.len();
+        // Else the live static slots and their boxes, in slot order (an ordered parallel
         // collect: the same tree for any thread count).
-        let ids: Vec<u32> = (0..slots.alive.len() as u32)
-            .into_par_iter()
-            .with_min_len(1 << 14)
-            .filter(|&s| slots.alive[s as usize] && store.kinds[s as usize] == Kind::Static)
-            .collect();
-        let boxes: Vec<Aabb<D>> =
-            ids.par_iter().with_min_len(1 << 14).map(|&s| store.boxes[s as usize]).collect();
+        let (ids, gathered): (Vec<u32>, Vec<Aabb<D>>) = if whole {
+            (Vec::new(), Vec::new())
+        } else {
+            let ids: Vec<u32> = (0..slots.alive.len() as u32)
+                .into_par_iter()
+                .with_min_len(1 << 14)
+                .filter(|&s| slots.alive[s as usize] && store.kinds[s as usize] == Kind::Static)
+                .collect();
+            let boxes = ids.par_iter().with_min_len(1 << 14).map(|&s| store.boxes[s as usize]).collect();
+            (ids, boxes)
+        };
+        let boxes = if whole { &store.boxes[..] } else { &gathered[..] };
         // Built once a level and walked every frame and by every query: the surface area
         // build, slower to build, faster to walk. PERF: benches/queries.rs.
         let t = Instant::now();
         if by_area {
-            self.tree.build_sah(&boxes, tree_margin(margin));
+            self.tree.build_sah(boxes, tree_margin(margin));
         } else {
-            self.tree.build_for_queries(&boxes, tree_margin(margin));
+            self.tree.build_for_queries(boxes, tree_margin(margin));
             self.changed_at = frame;
         }
         self.builds += t.elapsed();
         self.by_area = by_area;
+        drop(gathered);
         // The tree's ids become slots: a walk reads its leaf's slot beside the leaf, and
         // a query its generation.
-        self.tree.ids.par_iter_mut().with_min_len(1 << 14).for_each(|id| *id = ids[*id as usize]);
+        if !whole {
+            self.tree.ids.par_iter_mut().with_min_len(1 << 14).for_each(|id| *id = ids[*id as usize]);
+        }
         self.gens.clear();
         let gens = self.tree.ids.par_iter().with_min_len(1 << 14).map(|&s| slots.generations[s as usize]);
         self.gens.par_extend(gens);
