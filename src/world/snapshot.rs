@@ -173,8 +173,10 @@ impl<const D: usize> Serialize for World<D> {
 /// Reads a world's snapshot, as `Serialize` wrote it: the world as it was, its handles
 /// (the free list's order and the generations), pairs, last events, pending changes and
 /// hysteresis included, so that every later call returns what it would have returned on
-/// the world written. The search's trees are rebuilt, at about the cost of a first
-/// update. Not kept: the statistics (until its next update, a restored world's are the
+/// the world written, but for the order of region, point and sphere hits: the search's
+/// trees are rebuilt, at about the cost of a first update, and those hits come in the new
+/// trees' order (the same objects; [`QueryFilter::sorted`](crate::QueryFilter::sorted)
+/// gives the same bytes). Not kept: the statistics (until its next update, a restored world's are the
 /// counts of the last update's events and objects, without times or bytes).
 ///
 /// The format is versioned: a snapshot of another format version or dimension, or one

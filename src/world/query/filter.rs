@@ -77,11 +77,20 @@ pub struct QueryFilter<'a> {
     excluded_list: &'a [Handle],
     /// The caller's test of `(handle, user data)`.
     predicate: Option<&'a (dyn Fn(Handle, u64) -> bool + Sync)>,
+    /// Region, point and sphere hits sorted by handle, not in the trees' order.
+    sorted: bool,
 }
 
 impl Default for QueryFilter<'_> {
     fn default() -> Self {
-        Self { kinds: ALL, mask: None, excluded: Handle::NULL, excluded_list: &[], predicate: None }
+        Self {
+            kinds: ALL,
+            mask: None,
+            excluded: Handle::NULL,
+            excluded_list: &[],
+            predicate: None,
+            sorted: false,
+        }
     }
 }
 
@@ -97,6 +106,7 @@ impl std::fmt::Debug for QueryFilter<'_> {
             .field("excluded", &self.excluded)
             .field("excluded_list", &self.excluded_list)
             .field("predicate", &self.predicate.map(|_| "Fn(Handle, u64) -> bool"))
+            .field("sorted", &self.sorted)
             .finish()
     }
 }
@@ -169,6 +179,22 @@ impl<'a> QueryFilter<'a> {
     pub fn predicate(mut self, keep: &'a (dyn Fn(Handle, u64) -> bool + Sync)) -> Self {
         self.predicate = Some(keep);
         self
+    }
+
+    /// Not a test, an order: region, point and sphere queries (single and batched) return
+    /// their hits sorted by handle (by slot index) rather than in the order the trees
+    /// hold them, at the cost of a sort of each query's hits (a radix sort where they are
+    /// many). Rays, swept boxes and nearest queries are ordered by `t` or distance either
+    /// way.
+    pub fn sorted(mut self) -> Self {
+        self.sorted = true;
+        self
+    }
+
+    /// Whether hits are sorted by handle ([`QueryFilter::sorted`]).
+    #[inline]
+    pub(crate) fn is_sorted(&self) -> bool {
+        self.sorted
     }
 
     /// Whether objects of kind `k` may pass.

@@ -4,9 +4,18 @@
 //! shape: `filter` ([`QueryFilter`]), `ray` (rays, and the casts rays and swept boxes
 //! share), `sweep`, `nearest`, `sphere`; the regions here.
 //!
-//! - Input: a shape and a [`QueryFilter`]. Output: handles (sorted by handle), hits
-//!   `(handle, t)` sorted by `(t, handle)`, or `(handle, distance)` sorted by
-//!   `(distance, handle)`.
+//! - Input: a shape and a [`QueryFilter`]. Output: handles in the trees' order (sorted
+//!   by handle where the filter asks: [`QueryFilter::sorted`]), hits `(handle, t)` sorted
+//!   by `(t, handle)`, or `(handle, distance)` sorted by `(distance, handle)`.
+//! - The trees' order: the static tree's hits in its walk's order, then the moving
+//!   objects' tree's, then the objects changed since the last update in the order of
+//!   their first change. The trees are a function of the calls made on the world (their
+//!   parallel builds give the same tree for any thread count), so the order is the same
+//!   bytes for any thread count and for any world made by the same calls. A world
+//!   restored from a snapshot rebuilds its trees: the same hits, maybe in another order
+//!   (the sorted form is the same bytes). Not sorting is what the peers do (parry, rstar,
+//!   geo-index, Box2D return hits as their trees find them): a large region's thousand
+//!   hits sorted cost about what its walk does.
 //! - What a query sees: every call made so far, changes since the last update included
 //!   (the boxes as [`World::aabb`] returns them, not grown by the margin). Objects clean
 //!   since the last update are found through the search's trees (`world::search::query`),
@@ -56,7 +65,9 @@ pub(crate) fn check_point<const D: usize>(p: &[f32; D], index: usize) -> Result<
 
 impl<const D: usize> World<D> {
     /// Every live object whose box overlaps `region` (closed boxes: touching counts) and
-    /// that `filter` takes, into `out` (cleared first), sorted by handle.
+    /// that `filter` takes, into `out` (cleared first), in the trees' order (the same for
+    /// any thread count and any world made by the same calls; sorted by handle with
+    /// [`QueryFilter::sorted`]).
     ///
     /// Like every query, it sees every call made so far, changes since the last update
     /// included, and reads the boxes as set (not grown by the margin). Cost: O(log n + k)
@@ -167,14 +178,17 @@ impl<const D: usize> World<D> {
         })
     }
 
-    /// The region query's hits appended to `out`, that part sorted.
+    /// The region query's hits appended to `out`, in the trees' order (sorted by handle
+    /// where the filter asks).
     pub(crate) fn region_into(&self, region: &Aabb<D>, filter: &QueryFilter<'_>, out: &mut Vec<Handle>) {
         let start = out.len();
         let _ = self.each_in(region, filter, |h| {
             out.push(h);
             ControlFlow::Continue(())
         });
-        sort_by_index(&mut out[start..]);
+        if filter.is_sorted() {
+            sort_by_index(&mut out[start..]);
+        }
     }
 
     /// What the search's side of a query reads: the trees of the kinds the filter takes.

@@ -2,7 +2,8 @@
 //!
 //! - Input: a centre, a radius (finite, not negative), a [`QueryFilter`]. Output: the
 //!   handles of the objects whose boxes lie within the radius of the centre (closed:
-//!   touching counts), sorted by handle.
+//!   touching counts), in the trees' order (sorted by handle where the filter asks), as
+//!   the region query returns them.
 //! - The test: [`crate::bvh::distance`] from the centre to the box at most the radius,
 //!   the distance the nearest query sorts by, so a sphere query keeps exactly the objects
 //!   a nearest query of unbounded `k` with that `max_distance` returns.
@@ -111,7 +112,8 @@ impl<const D: usize> World<D> {
         Ok(())
     }
 
-    /// The sphere query's objects appended to `out`, that part sorted.
+    /// The sphere query's objects appended to `out`, in the trees' order (sorted by
+    /// handle where the filter asks).
     pub(crate) fn sphere_into(&self, ball: &Sphere<D>, filter: &QueryFilter<'_>, out: &mut Vec<Handle>) {
         let start = out.len();
         let region = bounds(&ball.center, ball.radius);
@@ -123,7 +125,9 @@ impl<const D: usize> World<D> {
             }
             ControlFlow::Continue(())
         });
-        sort_by_index(&mut out[start..]);
+        if filter.is_sorted() {
+            sort_by_index(&mut out[start..]);
+        }
     }
 }
 

@@ -88,9 +88,11 @@ pub(super) fn each_state<const D: usize>(
 fn region<const D: usize>(ctx: &str, w: &World<D>, hs: &[Handle], q: Aabb<D>, want: &[usize]) {
     let mut want: Vec<Handle> = want.iter().map(|&i| hs[i]).collect();
     want.sort();
-    let (mut out, all) = (Vec::new(), QueryFilter::new());
+    let (mut out, all) = (Vec::new(), QueryFilter::new().sorted());
     w.query_aabb(q, all, &mut out).unwrap();
     assert_eq!(out, want, "{ctx}: query_aabb {q:?}");
+    w.query_aabb(q, QueryFilter::new(), &mut out).unwrap();
+    oracle::same_hits(&format!("{ctx}: query_aabb in the trees' order {q:?}"), &out, &want, false);
     let mut each = Vec::new();
     let flow = w.query_aabb_each(q, all, |h| {
         each.push(h);

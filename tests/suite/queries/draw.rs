@@ -260,11 +260,12 @@ pub fn nearest_query<const D: usize>(r: &mut Rng, objs: &[Obj<D>]) -> ([f32; D],
     (p, k, m)
 }
 
-/// A query filter: every object half the time; else kinds (one, two, or none), a mask
+/// A query filter, sorting its hits by handle half the time: every object 40% of the
+/// time; else kinds (one, two, or none), a mask
 /// (membership 0 passes none; `u32::MAX` all but membership 0), live handles left out
 /// (one, or a short list), a stale handle, a predicate.
 pub fn query_filter<const D: usize>(r: &mut Rng, objs: &[Obj<D>]) -> Qf {
-    let mut f = Qf::default();
+    let mut f = Qf { sorted: r.chance(0.5), ..Qf::default() };
     if r.chance(0.4) {
         return f;
     }

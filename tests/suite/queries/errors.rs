@@ -242,10 +242,11 @@ proptest! {
     #[test]
     fn arbitrary_floats_never_panic(v in proptest::collection::vec(float(), 10), sel in 0..3usize) {
         let (w, objs) = fuzz_world();
+        // Sorted: the answers are compared as they come.
         let f = [
-            Qf::default(),
-            Qf { kinds: [true, false, false], ..Qf::default() },
-            Qf { kinds: [false, true, true], mask: Some(1), ..Qf::default() },
+            Qf { sorted: true, ..Qf::default() },
+            Qf { kinds: [true, false, false], sorted: true, ..Qf::default() },
+            Qf { kinds: [false, true, true], mask: Some(1), sorted: true, ..Qf::default() },
         ][sel].clone();
         let qf = f.build();
         let (a, b) = ([v[0], v[1], v[2]], [v[3], v[4], v[5]]);

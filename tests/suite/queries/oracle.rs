@@ -60,11 +60,14 @@ pub struct Qf {
     pub one: Option<Handle>,
     pub list: Vec<Handle>,
     pub pred: Option<Pred>,
+    /// Region, point and sphere hits sorted by handle (`QueryFilter::sorted`), else in
+    /// the trees' order.
+    pub sorted: bool,
 }
 
 impl Default for Qf {
     fn default() -> Self {
-        Qf { kinds: [true; 3], mask: None, one: None, list: Vec::new(), pred: None }
+        Qf { kinds: [true; 3], mask: None, one: None, list: Vec::new(), pred: None, sorted: false }
     }
 }
 
@@ -80,7 +83,7 @@ impl Qf {
     /// The crate's filter: a single kind through `only_*`, else `exclude_*` for each kind
     /// left out.
     pub fn build(&self) -> QueryFilter<'_> {
-        let mut f = QueryFilter::new();
+        let mut f = if self.sorted { QueryFilter::new().sorted() } else { QueryFilter::new() };
         if self.kinds.iter().filter(|&&k| k).count() == 1 {
             f = match self.kinds.iter().position(|&k| k) {
                 Some(0) => f.only_static(),
@@ -240,6 +243,19 @@ pub fn distance<const D: usize>(p: &[f32; D], b: &Aabb<D>) -> f32 {
 // ---------------------------------------------------------------------------------------------
 // The queries
 // ---------------------------------------------------------------------------------------------
+
+/// Checks a region, point or sphere query's hits `got` against the oracle's `want`
+/// (sorted by handle): equal where the filter sorts, else the same handles, each once,
+/// in the trees' order.
+pub fn same_hits(ctx: &str, got: &[Handle], want: &[Handle], sorted: bool) {
+    if sorted {
+        assert_eq!(got, want, "{ctx}: hits sorted by handle");
+    } else {
+        let mut g = got.to_vec();
+        g.sort();
+        assert_eq!(g, want, "{ctx}: hits in the trees' order");
+    }
+}
 
 /// Every object the region query returns, sorted by handle.
 pub fn region<const D: usize>(objs: &[Obj<D>], q: &Aabb<D>, f: &Qf) -> Vec<Handle> {

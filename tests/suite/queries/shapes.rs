@@ -24,7 +24,7 @@ fn spheres_and_nearest<const D: usize>() {
         (Aabb::new([1e30; D], [1e30; D]), Kind::Static),                // 4: far
     ];
     each_state(&objs, true, |ctx, w, hs| {
-        let (f, p) = (QueryFilter::new(), [0.0; D]);
+        let (f, p) = (QueryFilter::new().sorted(), [0.0; D]);
         let (mut out, mut near) = (Vec::new(), Vec::new());
         let sorted = |v: &[usize]| {
             let mut h: Vec<Handle> = v.iter().map(|&i| hs[i]).collect();
@@ -178,7 +178,9 @@ fn query_filter_parts_pick_the_right_objects() {
         if update {
             w.update().unwrap();
         }
-        let q = QueryFilter::new();
+        // Sorted, so that the region hits compare as they come (rays and nearest are
+        // ordered by t and distance either way).
+        let q = QueryFilter::new().sorted();
         let cases: Vec<(QueryFilter<'_>, Vec<Handle>)> = vec![
             (q, vec![s, d, k, z]),
             (q.only_static(), vec![s]),
