@@ -79,6 +79,8 @@ pub use algorithms::rdc::{Clusters, Rdc};
 pub use between::{find_pairs_between, find_pairs_between_with};
 pub use config::{Config, Method, Refine};
 pub use error::{BoxProblem, Error};
+#[cfg(feature = "glam")]
+pub use interop::{as_points2, as_points3};
 pub use pipeline::{find_pairs, find_pairs_with, release_cached_buffers, Broadphase};
 pub use stats::Stats;
 pub use world::{

@@ -1,6 +1,7 @@
 //! Conversions between boxes and pairs of glam vectors (feature `glam`): `Vec2`, `Vec3`
 //! and `Vec3A` both ways; `DVec2` and `DVec3` into boxes by the `f64` rule (rounded
-//! outward). Points for the queries come from glam's own `Into<[f32; D]>`.
+//! outward). Points for the queries come from glam's own `Into<[f32; D]>`, and slices of
+//! them for the batches by [`as_points2`] and [`as_points3`], without a copy.
 
 use crate::{Aabb, Aabb2, Aabb3};
 use glam::{DVec2, DVec3, Vec2, Vec3, Vec3A};
@@ -56,4 +57,21 @@ impl From<(DVec3, DVec3)> for Aabb3 {
     fn from((min, max): (DVec3, DVec3)) -> Self {
         Aabb::from_f64(min.to_array(), max.to_array())
     }
+}
+
+/// A slice of `Vec2` as the points the batch queries take ([`World::query_points`],
+/// [`World::nearest_to_points`]), without a copy: a `Vec2` is two `f32`s, as
+/// `[f32; 2]` (glam's `bytemuck` casts).
+///
+/// [`World::query_points`]: crate::World::query_points
+/// [`World::nearest_to_points`]: crate::World::nearest_to_points
+pub fn as_points2(points: &[Vec2]) -> &[[f32; 2]] {
+    bytemuck::cast_slice(points)
+}
+
+/// A slice of `Vec3` as the points the batch queries take, without a copy: a `Vec3` is
+/// three `f32`s, as `[f32; 3]` (`Vec3A`, padded to 16 bytes, is not: map it with
+/// `to_array`).
+pub fn as_points3(points: &[Vec3]) -> &[[f32; 3]] {
+    bytemuck::cast_slice(points)
 }

@@ -19,5 +19,7 @@ mod double;
 pub(crate) use double::{round_down, round_up};
 #[cfg(feature = "glam")]
 mod glam;
+#[cfg(feature = "glam")]
+pub use glam::{as_points2, as_points3};
 #[cfg(feature = "mint")]
 mod mint;

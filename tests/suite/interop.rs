@@ -180,6 +180,16 @@ fn glam_vectors_convert_both_ways() {
     let mut out = Vec::new();
     w.query_point(Vec3::splat(1.5).into(), Default::default(), &mut out).unwrap();
     assert_eq!(out, [h]);
+    // Slices of them for the batches, cast in place.
+    let points = [Vec3::splat(1.5), Vec3::splat(5.0), Vec3::new(1.0, 2.0, 1.5)];
+    let cast = broadphase::as_points3(&points);
+    assert_eq!(cast.as_ptr() as usize, points.as_ptr() as usize, "no copy");
+    assert_eq!(cast, points.map(|p| p.to_array()));
+    let mut batch = broadphase::Batch::new();
+    w.query_points(cast, Default::default(), &mut batch).unwrap();
+    assert_eq!((batch.get(0), batch.get(1), batch.get(2)), (&[h][..], &[][..], &[h][..]));
+    let flat = [Vec2::new(1.0, 2.0), Vec2::new(-3.0, 0.5)];
+    assert_eq!(broadphase::as_points2(&flat), [[1.0, 2.0], [-3.0, 0.5]]);
 }
 
 #[cfg(feature = "mint")]
