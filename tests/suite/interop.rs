@@ -2,6 +2,7 @@
 //! overlap ever lost, each bound the nearest `f32` on its side), `World::shift_origin`
 //! against brute force, and the glam and mint conversions (under their features).
 
+use super::common::{Draws, Rng};
 use broadphase::{brute_force_pairs, Aabb, Aabb2, Aabb3, Config, Error, Kind, World, World3};
 use proptest::prelude::*;
 
@@ -94,13 +95,8 @@ fn f64_boxes_that_touch_between_f32_values_still_pair() {
 /// A world of random boxes far from the origin, shifted back: the pairs of the shifted
 /// boxes by brute force, every pair kept, every handle valid, `validate()` after each call.
 fn shift<const D: usize>(seed: u64) {
-    let mut r = seed;
-    let mut next = || {
-        r ^= r << 13;
-        r ^= r >> 7;
-        r ^= r << 17;
-        (r >> 40) as f32 / (1u64 << 24) as f32
-    };
+    let mut r = Rng::new(seed);
+    let mut next = || r.unit();
     let far = 1.0e5;
     let mut w = World::<D>::new(Config::default().with_margin(0.01)).unwrap();
     let mut hs = Vec::new();
