@@ -29,7 +29,7 @@
 
 use super::dirty::Dirty;
 use super::handle::Slots;
-use super::store::{pairable, Store};
+use super::store::{grown_pair, pairable, Store};
 use super::Handle;
 use crate::par::prelude::*;
 use crate::{Aabb, Error};
@@ -67,15 +67,10 @@ pub(crate) fn class<const D: usize>(
     if !pairable(store.kinds[a], store.filter(a), store.kinds[b], store.filter(b)) {
         return Class::Ended;
     }
-    let (x, y) = (store.boxes[a].grown(margin), store.boxes[b].grown(margin));
-    if x.is_inverted() || y.is_inverted() {
-        Class::Ended
-    } else if x.overlaps(&y) {
-        Class::Overlapping
-    } else if near(&x, &y, h) {
-        Class::Near
-    } else {
-        Class::Ended
+    match grown_pair(&store.boxes[a], &store.boxes[b], margin) {
+        Some((x, y)) if x.overlaps(&y) => Class::Overlapping,
+        Some((x, y)) if near(&x, &y, h) => Class::Near,
+        _ => Class::Ended,
     }
 }
 

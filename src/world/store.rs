@@ -88,8 +88,19 @@ pub(crate) fn pairable(ka: Kind, fa: Filter, kb: Kind, fb: Filter) -> bool {
 /// turns inside out overlaps nothing (the rule `brute_force_pairs` applies).
 #[inline]
 pub(crate) fn touching<const D: usize>(a: &Aabb<D>, b: &Aabb<D>, margin: f32) -> bool {
+    grown_pair(a, b, margin).is_some_and(|(a, b)| a.overlaps(&b))
+}
+
+/// Both boxes grown by `margin`, or `None` where the margin turns either inside out (such
+/// a box pairs with nothing, however near).
+#[inline]
+pub(crate) fn grown_pair<const D: usize>(
+    a: &Aabb<D>,
+    b: &Aabb<D>,
+    margin: f32,
+) -> Option<(Aabb<D>, Aabb<D>)> {
     let (a, b) = (a.grown(margin), b.grown(margin));
-    !a.is_inverted() && !b.is_inverted() && a.overlaps(&b)
+    (!a.is_inverted() && !b.is_inverted()).then_some((a, b))
 }
 
 /// The stored filters are given back once no slot has a filter other than the default
