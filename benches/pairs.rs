@@ -17,7 +17,7 @@
 //! | `BP_MEASURE`     | `3`                                  | criterion measurement time, seconds      |
 //! | `BP_BOUNDS`      | `none`                               | our `Config::bounds`: `huge` (+-1e9), `max` (+-`f32::MAX`), `zero`, `offset` (a unit box at 1e6); groups get `+bounds:{kind}` |
 //! | `BP_ONESHOT`     | `0`                                  | `1`: also the `oneshot/...` groups (below) |
-//! | `BP_METHODS`     | `auto`                               | our `Config::method`s (`auto`, `columns`, `sweep`, `tree`); each but `auto` gets functions `broadphase-{method}/t{threads}` |
+//! | `BP_METHODS`     | `auto`                               | our `Config::method`s by name (the list in `benches/common/methods.rs`); each but `auto` gets functions `broadphase-{method}/t{threads}` |
 //!
 //! The cliffs (inputs that once made the cost quadratic): `BP_SCENES=cliffs BP_SIZES=200000`
 //! for the parked shares and distances, `BP_SCENES=staircase BP_DIMS=2
@@ -35,7 +35,8 @@
 //! binned build + `traverse_bvtt_single_tree`, pairs pushed into a reused `Vec`, unsorted),
 //! `broccoli/t1` (single threaded: `Tree::new` + `find_colliding_pairs`) and
 //! `broccoli_par/t{threads}` (broccoli-rayon `par_new` + `par_find_colliding_pairs_acc_closure`,
-//! per-task `Vec`s appended). Competitor times include their build and pair collection,
+//! per-task `Vec`s appended; the adapters are in `benches/common/peers.rs`, shared with
+//! `benches/scaling.rs`). Competitor times include their build and pair collection,
 //! not the conversion of the boxes into their types nor the (untimed) copy that restores
 //! broccoli's input order before each iteration. Single-threaded competitors run once per
 //! scene, not once per thread count.
@@ -48,24 +49,26 @@
 //! BP_SIZES=100000,1000000 BP_COMPETITORS=0 cargo bench --bench pairs -- oneshot`.
 
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use broadphase::internals::{cliffs, scene};
 use broadphase::{brute_force_pairs, Aabb, Broadphase, Config, Method};
-use broccoli::axgeom::Rect;
-use broccoli::Tree;
-use broccoli_rayon::prelude::*;
 use criterion::{Criterion, Throughput};
-use parry3d::bounding_volume::Aabb as ParryAabb;
-use parry3d::math::Vector as ParryVec;
-use parry3d::partitioning::{Bvh, BvhBuildStrategy, BvhWorkspace};
+
+#[path = "common/env.rs"]
+mod env;
+use env::{env_num, env_words};
+#[path = "common/methods.rs"]
+mod methods;
+use methods::method_by_name;
+#[path = "common/peers.rs"]
+mod peers;
+use peers::{compare, normalise, pool, Pairs, Peer, PeerRun};
 
 /// Seed of every scene.
 const SEED: u64 = 1;
-
-type Pairs = Vec<[u32; 2]>;
-/// A broccoli element: the rectangle and the box's index.
-type BrocBox = (Rect<f32>, u32);
+/// The peers this bench runs where their dimension is selected.
+const PAIRS_PEERS: [Peer; 3] = [Peer::Parry3d, Peer::Broccoli, Peer::BroccoliPar];
 
 struct Opts {
     sizes: Vec<usize>,
@@ -83,17 +86,6 @@ struct Opts {
     oneshot: bool,
     /// `BP_METHODS`: our methods, by name.
     methods: Vec<(String, Method)>,
-}
-
-/// The method of a `BP_METHODS` name.
-fn method_by_name(name: &str) -> Method {
-    match name {
-        "auto" => Method::Auto,
-        "columns" => Method::Columns,
-        "sweep" => Method::Sweep,
-        "tree" => Method::Tree,
-        _ => panic!("BP_METHODS: auto, columns, sweep or tree, not {name:?}"),
-    }
 }
 
 /// The bench function of our method `name` at `t` threads (`auto` keeps the plain name).
@@ -119,21 +111,6 @@ fn our_config<const D: usize>(bounds: &str) -> Config<D> {
     Config::default().with_bounds(b)
 }
 
-fn env_list(name: &str, default: &str) -> Vec<String> {
-    let v = std::env::var(name).unwrap_or_default();
-    let v = if v.trim().is_empty() { default.to_string() } else { v };
-    v.split(',').map(|s| s.trim().to_string()).filter(|s| !s.is_empty()).collect()
-}
-
-fn env_num(name: &str, default: usize) -> usize {
-    match std::env::var(name) {
-        Ok(v) if !v.trim().is_empty() => {
-            v.trim().replace('_', "").parse().unwrap_or_else(|_| panic!("{name}={v}: not a number"))
-        }
-        _ => default,
-    }
-}
-
 impl Opts {
     fn from_env() -> Self {
         let all = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
@@ -142,8 +119,8 @@ impl Opts {
             s.replace('_', "").parse().unwrap_or_else(|_| panic!("{name}: {s:?} is not a number"))
         };
         let sizes =
-            env_list("BP_SIZES", "10000,100000,1000000").iter().map(|s| parse("BP_SIZES", s)).collect();
-        let dims: Vec<usize> = env_list("BP_DIMS", if check_only { "1,2,3" } else { "2,3" })
+            env_words("BP_SIZES", "10000,100000,1000000").iter().map(|s| parse("BP_SIZES", s)).collect();
+        let dims: Vec<usize> = env_words("BP_DIMS", if check_only { "1,2,3" } else { "2,3" })
             .iter()
             .map(|s| parse("BP_DIMS", s))
             .collect();
@@ -153,7 +130,7 @@ impl Opts {
         } else {
             "uniform,varied,clustered,mixed"
         };
-        let scenes: Vec<String> = env_list("BP_SCENES", default_scenes)
+        let scenes: Vec<String> = env_words("BP_SCENES", default_scenes)
             .into_iter()
             .flat_map(|s| if s == "cliffs" { cliffs::names() } else { vec![s] })
             .collect();
@@ -165,7 +142,7 @@ impl Opts {
                 cliffs::names()
             );
         }
-        let mut threads: Vec<usize> = env_list("BP_THREADS", "1,all")
+        let mut threads: Vec<usize> = env_words("BP_THREADS", "1,all")
             .iter()
             .map(|s| if s == "all" { all } else { parse("BP_THREADS", s) })
             .collect();
@@ -181,113 +158,14 @@ impl Opts {
             check_only,
             check_n: env_num("BP_CHECK_N", 3000),
             measure: Duration::from_secs_f64(env_num("BP_MEASURE", 3) as f64),
-            bounds: env_list("BP_BOUNDS", "none").concat(),
+            bounds: env_words("BP_BOUNDS", "none").concat(),
             oneshot: env_num("BP_ONESHOT", 0) != 0,
-            methods: env_list("BP_METHODS", "auto")
+            methods: env_words("BP_METHODS", "auto")
                 .into_iter()
                 .map(|m| (m.clone(), method_by_name(&m)))
                 .collect(),
         }
     }
-}
-
-// ---------------------------------------------------------------------------------------
-// Competitor adapters. Each returns the pairs the way the library hands them out.
-
-fn to_parry<const D: usize>(boxes: &[Aabb<D>]) -> Vec<ParryAabb> {
-    assert_eq!(D, 3, "parry3d is 3D only");
-    boxes
-        .iter()
-        .map(|b| {
-            ParryAabb::new(
-                ParryVec::new(b.min[0], b.min[1], b.min[2]),
-                ParryVec::new(b.max[0], b.max[1], b.max[2]),
-            )
-        })
-        .collect()
-}
-
-/// parry3d: binned BVH build, then the BVH traversed against itself.
-fn parry_pairs(leaves: &[ParryAabb], ws: &mut BvhWorkspace, out: &mut Pairs) {
-    out.clear();
-    let bvh = Bvh::from_leaves(BvhBuildStrategy::Binned, leaves);
-    bvh.traverse_bvtt_single_tree::<false>(ws, &mut |a, b| out.push([a, b]));
-}
-
-fn to_broccoli<const D: usize>(boxes: &[Aabb<D>]) -> Vec<BrocBox> {
-    assert_eq!(D, 2, "broccoli is 2D only");
-    boxes
-        .iter()
-        .enumerate()
-        .map(|(i, b)| (Rect::new(b.min[0], b.max[0], b.min[1], b.max[1]), i as u32))
-        .collect()
-}
-
-/// broccoli, single threaded. Reorders `bots`.
-fn broccoli_pairs(bots: &mut [BrocBox], out: &mut Pairs) {
-    out.clear();
-    let mut tree = Tree::new(bots);
-    tree.find_colliding_pairs(|a, b| out.push([a.1, b.1]));
-}
-
-/// broccoli-rayon, on the current rayon pool. Reorders `bots`.
-fn broccoli_par_pairs(bots: &mut [BrocBox]) -> Pairs {
-    let mut tree = Tree::par_new(bots);
-    tree.par_find_colliding_pairs_acc_closure(
-        Vec::new(),
-        |_| Vec::new(),
-        |a: &mut Pairs, mut b: Pairs| a.append(&mut b),
-        |acc: &mut Pairs, a, b| acc.push([a.1, b.1]),
-    )
-}
-
-/// `i < j`, sorted, unique; also returns how many duplicates there were.
-fn normalise(mut p: Pairs) -> (Pairs, usize) {
-    for q in p.iter_mut() {
-        if q[0] > q[1] {
-            q.swap(0, 1);
-        }
-    }
-    p.sort_unstable();
-    let before = p.len();
-    p.dedup();
-    let dups = before - p.len();
-    (p, dups)
-}
-
-/// Compares `got` against the reference; prints a verdict and a few differing pairs.
-fn compare<const D: usize>(what: &str, got: Pairs, reference: &Pairs, boxes: &[Aabb<D>]) -> bool {
-    let raw = got.len();
-    let self_pairs = got.iter().filter(|q| q[0] == q[1]).count();
-    let (got, dups) = normalise(got);
-    let ok = &got == reference && self_pairs == 0;
-    let mut line = format!("    {what}: {} pairs", got.len());
-    if dups > 0 || self_pairs > 0 {
-        line += &format!(" ({raw} reported, {dups} duplicates, {self_pairs} self pairs)");
-    }
-    if ok {
-        println!("{line}: ok");
-        return true;
-    }
-    println!("{line}: MISMATCH with brute force ({} pairs)", reference.len());
-    let missing: Vec<_> = reference.iter().filter(|q| got.binary_search(q).is_err()).collect();
-    let extra: Vec<_> = got.iter().filter(|q| reference.binary_search(q).is_err()).collect();
-    println!(
-        "      missing {} (first: {:?}), extra {} (first: {:?})",
-        missing.len(),
-        missing.first(),
-        extra.len(),
-        extra.first()
-    );
-    for q in missing.iter().chain(extra.iter()).take(4) {
-        let (a, b) = (boxes[q[0] as usize], boxes[q[1] as usize]);
-        println!("      {q:?}: {a:?} {b:?} overlaps={}", a.overlaps(&b));
-    }
-    false
-}
-
-fn pool(t: usize) -> rayon::ThreadPool {
-    rayon::ThreadPoolBuilder::new().num_threads(t).build().expect("thread pool")
 }
 
 fn dim_label<const D: usize>() -> String {
@@ -329,21 +207,11 @@ fn check<const D: usize>(opts: &Opts) -> bool {
         if !opts.competitors {
             continue;
         }
-        if D == 3 {
-            let leaves = to_parry(&boxes);
-            let mut out = Vec::new();
-            parry_pairs(&leaves, &mut BvhWorkspace::default(), &mut out);
-            all_ok &= compare("parry3d", out, &reference, &boxes);
-        }
-        if D == 2 {
-            let bots = to_broccoli(&boxes);
-            let mut b = bots.clone();
-            let mut out = Vec::new();
-            broccoli_pairs(&mut b, &mut out);
-            all_ok &= compare("broccoli", out, &reference, &boxes);
-            let mut b = bots.clone();
-            let out = pool(max_t).install(|| broccoli_par_pairs(&mut b));
-            all_ok &= compare(&format!("broccoli_par/t{max_t}"), out, &reference, &boxes);
+        let max_pool = pool(max_t);
+        for peer in PAIRS_PEERS.into_iter().filter(|p| p.runs_in(D)) {
+            let out = PeerRun::new(peer, &boxes).pairs(&max_pool);
+            let what = if peer.parallel() { format!("{}/t{max_t}", peer.name()) } else { peer.name().into() };
+            all_ok &= compare(&what, out, &reference, &boxes);
         }
     }
     all_ok
@@ -371,29 +239,15 @@ fn bench_dim<const D: usize>(c: &mut Criterion, opts: &Opts, pools: &[(usize, ra
                 ours.len(),
                 ours.len() as f64 / boxes.len().max(1) as f64
             );
-            let parry_leaves = (opts.competitors && D == 3).then(|| to_parry(&boxes));
-            let broc_bots = (opts.competitors && D == 2).then(|| to_broccoli(&boxes));
-            let verdict = |p: Pairs| {
-                let (p, _) = normalise(p);
-                if p == ours {
-                    format!("{} ok", p.len())
-                } else {
-                    format!("{} MISMATCH", p.len())
-                }
+            let mut peers: Vec<PeerRun<D>> = if opts.competitors {
+                PAIRS_PEERS.into_iter().filter(|p| p.runs_in(D)).map(|p| PeerRun::new(p, &boxes)).collect()
+            } else {
+                Vec::new()
             };
-            if let Some(leaves) = &parry_leaves {
-                let mut out = Vec::new();
-                parry_pairs(leaves, &mut BvhWorkspace::default(), &mut out);
-                line += &format!("; parry3d {}", verdict(out));
-            }
-            if let Some(bots) = &broc_bots {
-                let mut b = bots.clone();
-                let mut out = Vec::new();
-                broccoli_pairs(&mut b, &mut out);
-                line += &format!("; broccoli {}", verdict(out));
-                let mut b = bots.clone();
-                let out = all_pool.install(|| broccoli_par_pairs(&mut b));
-                line += &format!("; broccoli_par {}", verdict(out));
+            for run in &mut peers {
+                let (p, _) = normalise(run.pairs(all_pool));
+                let verdict = if p == ours { "ok" } else { "MISMATCH" };
+                line += &format!("; {} {} {verdict}", run.peer.name(), p.len());
             }
             println!("{line}");
             drop(ours);
@@ -417,47 +271,13 @@ fn bench_dim<const D: usize>(c: &mut Criterion, opts: &Opts, pools: &[(usize, ra
                 }
             }
 
-            if let Some(leaves) = &parry_leaves {
-                let mut ws = BvhWorkspace::default();
-                let mut out: Pairs = Vec::new();
-                g.bench_function("parry3d/t1", |b| {
-                    b.iter(|| {
-                        parry_pairs(black_box(leaves), &mut ws, &mut out);
-                        black_box(out.len())
-                    })
-                });
-            }
-
-            if let Some(bots) = &broc_bots {
-                let mut buf = bots.clone();
-                let mut out: Pairs = Vec::new();
-                g.bench_function("broccoli/t1", |b| {
-                    b.iter_custom(|iters| {
-                        let mut total = Duration::ZERO;
-                        for _ in 0..iters {
-                            buf.copy_from_slice(bots); // untimed: restore the input order
-                            let start = Instant::now();
-                            broccoli_pairs(black_box(&mut buf), &mut out);
-                            black_box(out.len());
-                            total += start.elapsed();
-                        }
-                        total
-                    })
-                });
-                for (t, pool) in pools {
-                    g.bench_function(format!("broccoli_par/t{t}"), |b| {
-                        b.iter_custom(|iters| {
-                            let mut total = Duration::ZERO;
-                            for _ in 0..iters {
-                                buf.copy_from_slice(bots);
-                                let start = Instant::now();
-                                let out = pool.install(|| broccoli_par_pairs(black_box(&mut buf)));
-                                black_box(out.len());
-                                drop(out);
-                                total += start.elapsed();
-                            }
-                            total
-                        })
+            // Single-threaded peers once, at `t1`; broccoli_par at every thread count.
+            for run in &mut peers {
+                let counts = if run.peer.parallel() { pools.len() } else { 1 };
+                for (t, pool) in &pools[..counts] {
+                    let t = if run.peer.parallel() { *t } else { 1 };
+                    g.bench_function(format!("{}/t{t}", run.peer.name()), |b| {
+                        b.iter_custom(|iters| run.time(iters, pool))
                     });
                 }
             }
