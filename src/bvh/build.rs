@@ -5,7 +5,8 @@
 //! - Key layout (u64): in the high 32 bits, the box's size class (2 bits, [`size_class`])
 //!   and shape class (`D` bits: the axes it is long along, [`shape`]) above the Morton
 //!   code of its centre (`(30 - D) / D` bits an axis over the centres' bounds); the box's
-//!   index in the low 32. Keys are thus
+//!   index in the low 32. Boxes a sample shows parked far from the rest ([`strays`]) take
+//!   the last class (for walks: class 1), the rest are coded over their own bounds. Keys are thus
 //!   distinct, and boxes with one code are split by their index bits, so every node has
 //!   two children and no path is deeper than 64 splits.
 //! - Cost: O(n) for the codes and the gather; a radix sort of the 32 code bits; O(n) nodes,
@@ -22,6 +23,7 @@
 
 use super::{Bvh, Node, LEAF};
 use crate::kernels::par::{chunk_len, SendPtr};
+use crate::kernels::sample::sample_index;
 use crate::par::prelude::*;
 use crate::Aabb;
 
@@ -90,10 +92,14 @@ impl<const D: usize> Bvh<D> {
         let cells = ((1u64 << bits) - 1) as f64;
         let scale: [f64; D] =
             std::array::from_fn(|k| if hi[k] > lo[k] { cells / (hi[k] - lo[k]) } else { 0.0 });
-        // For walks: boxes parked far from the rest (see `strays`) are a class of their
-        // own, coded over all the centres' bounds, and the rest over their own bounds, so
-        // that the far ones do not squeeze the others into a few cells.
-        let kept = if shapes { None } else { strays(boxes, margin, mean) };
+        // Boxes parked far from the rest (see `strays`) are a class of their own (for
+        // the all-pairs search, the last one, which only the longest boxes of every
+        // shape share), coded over all the centres' bounds, and the rest over their own
+        // bounds, so that the far ones do not squeeze the others into a few cells: there
+        // the tree would hold them in input order, every node as wide as the scene, and
+        // the all-pairs search would test nearly every pair. PERF: benches/pairs.rs
+        // (`parked:10:1e9` with `BP_METHODS=tree`).
+        let kept = strays(boxes, margin, mean);
         let [(cut_lo, cut_hi), (klo, khi)] = kept.unwrap_or([(lo, hi); 2]);
         let klo: [f64; D] =
             std::array::from_fn(|k| if klo[k].is_finite() { klo[k].max(lo[k]) } else { lo[k] });
@@ -124,7 +130,11 @@ impl<const D: usize> Bvh<D> {
                 } else {
                     std::array::from_fn(|k| ((centre(&g, k) - klo[k]) * kscale[k]).clamp(0.0, cells) as u32)
                 };
-                let class = if shapes { size_class(&g, mean) << D | shape(&g) } else { stray as u64 };
+                let class = match (shapes, stray) {
+                    (true, false) => size_class(&g, mean) << D | shape(&g),
+                    (true, true) => (1 << (CLASS_BITS + D as u32)) - 1,
+                    (false, _) => stray as u64,
+                };
                 let code = crate::kernels::morton::encode_lut(q) | class << (bits * D as u32);
                 // SAFETY: chunk `ci` writes `at..at + its live boxes`, ranges that partition
                 // `0..total` (the prefix sums of the first pass's counts, which the same
@@ -174,8 +184,10 @@ fn strays<const D: usize>(boxes: &[Aabb<D>], margin: f32, mean: f64) -> Option<[
         return None;
     }
     let step = boxes.len().div_ceil(STRAY_SAMPLE);
-    let sample: Vec<Aabb<D>> =
-        boxes.iter().step_by(step).map(|b| b.grown(margin)).filter(|g| !g.is_inverted()).collect();
+    let sample: Vec<Aabb<D>> = (0..boxes.len().div_ceil(step))
+        .map(|block| boxes[sample_index(block, step, boxes.len())].grown(margin))
+        .filter(|g| !g.is_inverted())
+        .collect();
     let (mut cut_lo, mut cut_hi) = ([f64::NEG_INFINITY; D], [f64::INFINITY; D]);
     let (mut lo, mut hi) = ([f64::NEG_INFINITY; D], [f64::INFINITY; D]);
     let mut any = false;

@@ -97,7 +97,7 @@ impl<const D: usize> AxisStats<D> {
     /// the whole scene lies in a few columns, and make the whole-scene sweep look cheap. Boxes outside the trimmed bounds are clamped to the
     /// grid's border, exact as always; the pairs do not change, only the speed.
     ///
-    /// From a sample of the (grown, live) boxes ([`sample_index`](super::trim::sample_index)),
+    /// From a sample of the (grown, live) boxes ([`sample_index`](crate::kernels::sample::sample_index)),
     /// per axis: the lower bounds' range without the `k` smallest and `k` largest, widened
     /// by the share left out, bounds the spread; the grid runs from the `k`-th smallest
     /// lower bound to the `k`-th largest upper bound, plus 5% of that and the same

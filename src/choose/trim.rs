@@ -12,26 +12,11 @@
 //! - Source: this crate.
 
 use super::cliff::CLIFF_SAMPLE;
+use crate::kernels::sample::sample_index;
 use crate::Aabb;
 
 /// Boxes sampled by [`AxisStats::trim`](super::AxisStats::trim).
 pub(super) const TRIM_SAMPLE: usize = 512;
-
-/// The box sampled from block `block` of `stride` consecutive boxes (of `n`): one at a
-/// position in the block that a hash of the block's number picks, the same on every call.
-/// A fixed position in each block is not used: it aliases with ids that cycle (box `i` in
-/// clump `i % c`, sampled every `c`-th box, shows one clump), the trimmed grid then covers
-/// that clump alone, and the others, clamped onto its border columns, crowd them with
-/// candidates that are not pairs.
-pub(super) fn sample_index(block: usize, stride: usize, n: usize) -> usize {
-    let start = block * stride;
-    // SplitMix64's finaliser: every bit of the block number moves every bit of the hash.
-    let mut h = (block as u64).wrapping_add(0x9E37_79B9_7F4A_7C15);
-    h = (h ^ (h >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    h = (h ^ (h >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    h ^= h >> 31;
-    start + (h % (stride.min(n - start)) as u64) as usize
-}
 
 /// One sampled box in this many, each side, is left out of the trimmed spreads and bounds
 /// (8 of 512: 1.6%, so up to that share of strays; fewer samples leave fewer out).

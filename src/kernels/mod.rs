@@ -8,9 +8,11 @@
 //! - [`pair_sort`]: the pair keys and their parallel MSD bucket sort into the output.
 //! - [`simd`]: the run-time choice of instruction set, eight-lane vectors, bit masks.
 //! - [`par`]: work-item sizes, the raw pointer for disjoint parallel writes, buffer growth.
+//! - [`sample`]: sample positions that do not alias with periodic ids.
 
 pub mod morton;
 pub(crate) mod pair_sort;
 pub(crate) mod par;
 pub mod radix_sort;
+pub(crate) mod sample;
 pub(crate) mod simd;

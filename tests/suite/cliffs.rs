@@ -131,3 +131,21 @@ fn parked_boxes_cost_their_own() {
     parked_boxes_cost_their_own_in::<2>();
     parked_boxes_cost_their_own_in::<3>();
 }
+
+/// A tenth of the boxes parked far away, every tenth id (an object pool), and the tree:
+/// its stray sample once took every fortieth box, all parked ones, saw no strays, and
+/// coded the rest into one Morton cell, so the tree held them in input order and the
+/// all-pairs search tested nearly every pair (5e7 tests at 10k boxes). Now a box's tests
+/// stay a small multiple of its pairs.
+fn tree_sees_boxes_parked_every_tenth_id_in<const D: usize>() {
+    let boxes = parked::<D>(10_000, 10.0, 1e9, 3);
+    let (pairs, _, tested) = run(&boxes, Config::default().with_method(Method::Tree));
+    assert_eq!(pairs, brute_force_pairs(&boxes, &Config::default()).unwrap(), "D = {D}");
+    assert!(tested < 64 * boxes.len(), "D = {D}: {tested} boxes tested for {} pairs", pairs.len());
+}
+
+#[test]
+fn tree_sees_boxes_parked_every_tenth_id() {
+    tree_sees_boxes_parked_every_tenth_id_in::<2>();
+    tree_sees_boxes_parked_every_tenth_id_in::<3>();
+}
