@@ -38,6 +38,20 @@ pub enum Method {
     /// each other across the columns (a staircase of planks), which sweeps and columns
     /// test nearly pair by pair.
     Tree,
+    /// Always Recursive Dimensional Clustering (S. Rabin, "Recursive Dimensional
+    /// Clustering: A Fast Algorithm for Collision Detection", Game Programming Gems 2): cut
+    /// the scene wherever an axis has a gap between the boxes' projections, again inside
+    /// each piece on the other axes, then sweep-and-prune each final group. The same code
+    /// as [`Rdc::pairs`](crate::Rdc::pairs) with the default settings, the axes tried from
+    /// the sweep axis on. It wins where clumps lie apart with empty space between them
+    /// (islands, rooms, swarms): each clump is swept alone; where every axis is covered end
+    /// to end it costs a whole-scene sweep plus `D` sorts. `Auto` does not take it.
+    Rdc,
+    /// Always the reference: every box tested against every box after it, O(n^2) tests, in
+    /// parallel by rows. The code of
+    /// [`brute_force_pairs`](crate::brute_force_pairs), with the pair bound and the
+    /// finder's buffers: for tests and scenes of a few hundred boxes.
+    BruteForce,
 }
 
 /// Settings for [`find_pairs_with`](crate::find_pairs_with) and [`Broadphase`](crate::Broadphase).

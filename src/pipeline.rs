@@ -21,7 +21,8 @@
 //! sort included, after the scan in `t_scan`. Where it is the tree (`Method::Tree`, or
 //! `Auto` where long boxes cross across the columns), `bvh::Bvh::build` (timed in
 //! `t_sort`) and `bvh::Bvh::pairs_into` (in `t_sweep`, its pair sort included) replace
-//! them.
+//! them. `Method::Rdc` (`algorithms::rdc::RdcPairs`) and `Method::BruteForce`
+//! (`algorithms::brute_force::BruteForce`) replace them the same way, in `t_sweep`.
 //!
 //! - Input: the boxes and the [`Config`] (checked once, in [`Broadphase::new`]).
 //! - Output: every overlapping pair `[i, j]`, `i < j`, sorted ascending and unique.
@@ -39,6 +40,8 @@
 //! The entry keys are `u64` where the layout fits 64 bits and `u128` where it does not;
 //! one generic `run` serves both.
 
+use crate::algorithms::brute_force::BruteForce;
+use crate::algorithms::rdc::RdcPairs;
 use crate::algorithms::sap::Sorted;
 use crate::bvh::Bvh;
 use crate::choose::Choice;
@@ -68,6 +71,10 @@ pub struct Broadphase<const D: usize> {
     sweep: Sorted<D>,
     /// The tree (`Method::Tree`, or `Auto` where long boxes cross across the columns).
     pub(crate) tree: Bvh<D>,
+    /// RDC's records and tasks' buffers (`Method::Rdc`).
+    rdc: RdcPairs<D>,
+    /// The brute force's grown boxes and row counts (`Method::BruteForce`).
+    brute: BruteForce<D>,
     /// Both sets of a spatial join, one after the other, where it runs as one search
     /// (`find_pairs_between`).
     pub(crate) joined: Vec<Aabb<D>>,
@@ -102,6 +109,8 @@ impl<const D: usize> Broadphase<D> {
             extra: Vec::new(),
             sweep: Sorted::default(),
             tree: Bvh::default(),
+            rdc: RdcPairs::default(),
+            brute: BruteForce::default(),
             joined: Vec::new(),
             nested,
             apart: None,
@@ -155,13 +164,20 @@ impl<const D: usize> Broadphase<D> {
             self.stats.t_scan = t0.elapsed();
             let t = Instant::now();
             let budget = PairBudget::new(self.config.max_pairs);
-            let tested = if choice == Choice::Tree {
-                self.tree.build(boxes, m);
-                self.stats.entries = self.tree.len();
-                self.stats.t_sort = t.elapsed();
-                self.tree.pairs_into(boxes.len(), &budget, out)
-            } else {
-                crate::algorithms::sap::sweep_into(&mut self.sweep, boxes, m, axis, &budget, out)
+            let tested = match choice {
+                Choice::Tree => {
+                    self.tree.build(boxes, m);
+                    self.stats.entries = self.tree.len();
+                    self.stats.t_sort = t.elapsed();
+                    self.tree.pairs_into(boxes.len(), &budget, out)
+                }
+                Choice::Rdc => {
+                    let (tested, splits) = self.rdc.frame(boxes, m, axis, &budget, out);
+                    self.stats.rdc_splits = splits;
+                    tested
+                }
+                Choice::BruteForce => self.brute.pairs_into(boxes, m, &budget, out),
+                _ => crate::algorithms::sap::sweep_into(&mut self.sweep, boxes, m, axis, &budget, out),
             };
             self.stats.t_sweep = t.elapsed() - self.stats.t_sort;
             self.stats.candidates = tested;

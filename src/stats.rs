@@ -37,7 +37,8 @@ pub struct Stats {
     pub exact_tests: usize,
     /// Pairs reported (unique).
     pub pairs: usize,
-    /// RDC splits made inside crowded runs (0 unless `Refine::Rdc`).
+    /// RDC splits made: inside crowded runs under `Refine::Rdc`, over the whole scene
+    /// under `Method::Rdc` (0 otherwise).
     pub rdc_splits: usize,
     /// Ranges swept row by row and in groups (for the tests).
     #[cfg(test)]

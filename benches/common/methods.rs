@@ -11,6 +11,8 @@ pub const METHODS: &[(&str, Method, usize)] = &[
     ("columns", Method::Columns, usize::MAX),
     ("sweep", Method::Sweep, usize::MAX),
     ("tree", Method::Tree, usize::MAX),
+    ("rdc", Method::Rdc, usize::MAX),
+    ("brute_force", Method::BruteForce, 20_000),
 ];
 
 /// The names in [`METHODS`], in order.

@@ -335,10 +335,12 @@ pub(crate) fn sweep_into<const D: usize>(
     let (parts, tests): (Vec<Vec<u64>>, Vec<usize>) = (0..n.div_ceil(chunk))
         .into_par_iter()
         .map(|c| {
-            crate::kernels::simd::fast(
+            let mut part = Vec::new();
+            let tests = crate::kernels::simd::fast(
                 #[inline(always)]
-                || sweep_chunk(s, c * chunk..((c + 1) * chunk).min(n), budget),
-            )
+                || sweep_chunk(s, c * chunk..((c + 1) * chunk).min(n), budget, &mut part),
+            );
+            (part, tests)
         })
         .unzip();
     if budget.stopped() {
@@ -355,19 +357,27 @@ pub(crate) fn sweep_into<const D: usize>(
 }
 
 /// Keys a chunk of the whole-scene sweep collects before it counts them against the budget.
-const BUDGET_STEP: usize = 4096;
+pub(crate) const BUDGET_STEP: usize = 4096;
 
-/// The pair keys of sweep rows `rows`, and the boxes tested. Counts its keys against
-/// `budget` every [`BUDGET_STEP`] or so, and ends early once the budget stops (keys past
-/// the bound, or an allocation the allocator refused). Inlined into the caller's
-/// `simd::fast` closure, so that it is compiled for the fast instruction set too.
+/// The pair keys of sweep rows `rows` into `part` (cleared first: a caller's kept buffer
+/// or a fresh one); returns the boxes tested. Counts its keys against `budget` every
+/// [`BUDGET_STEP`] or so, and ends early, `part` emptied, once the budget stops (keys past
+/// the bound, or an allocation the allocator refused). Used by the whole-scene sweep and
+/// by RDC's big final groups. Inlined into the whole-scene sweep's `simd::fast` closure,
+/// so that it is compiled for the fast instruction set there too.
 #[inline(always)]
-fn sweep_chunk<const D: usize>(
+pub(crate) fn sweep_chunk<const D: usize>(
     s: &Sorted<D>,
     rows: std::ops::Range<usize>,
     budget: &PairBudget,
-) -> (Vec<u64>, usize) {
-    let (mut part, mut counted, mut tests) = (Vec::new(), 0, 0);
+    part: &mut Vec<u64>,
+) -> usize {
+    part.clear();
+    if budget.stopped() {
+        // Another chunk has stopped the call: a row here could add a scene's worth of keys.
+        return 0;
+    }
+    let (mut counted, mut tests) = (0, 0);
     let mut failed = false;
     for i in rows {
         let a = s.get(i);
@@ -386,11 +396,12 @@ fn sweep_chunk<const D: usize>(
             counted = part.len();
         }
         if budget.stopped() {
-            return (Vec::new(), tests);
+            part.clear();
+            return tests;
         }
     }
     budget.take(part.len() - counted);
-    (part, tests)
+    tests
 }
 
 #[cfg(test)]

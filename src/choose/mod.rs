@@ -86,12 +86,14 @@ pub(crate) fn sweep_max_per_box<const D: usize>(n: usize, size_spread: f64) -> f
 /// PERF: benches/pairs.rs (`parked:50:1e9`, 3D).
 pub(crate) const STRAYS_SWEPT_MAX: f64 = 0.125;
 
-/// What a frame runs: a whole-scene sweep, the columns, or the tree.
+/// What a frame runs: a whole-scene sweep, the columns, the tree, RDC or the brute force.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Choice {
     Sweep,
     Columns,
     Tree,
+    Rdc,
+    BruteForce,
 }
 
 /// The fewest candidates a box must be expected to meet in the columns
@@ -130,6 +132,8 @@ pub(crate) fn choose<const D: usize>(
         Method::Sweep => Choice::Sweep,
         Method::Columns => Choice::Columns,
         Method::Tree => Choice::Tree,
+        Method::Rdc => Choice::Rdc,
+        Method::BruteForce => Choice::BruteForce,
         Method::Auto => {
             if D < 2
                 || (scan.cut() <= STRAYS_SWEPT_MAX

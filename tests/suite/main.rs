@@ -12,6 +12,7 @@ mod determinism;
 mod errors;
 mod golden;
 mod interop;
+mod methods;
 mod oracle;
 mod queries;
 mod rdc;

@@ -82,7 +82,9 @@ fn split(k: u64) -> [u32; 2] {
     [(k >> 32) as u32, k as u32]
 }
 
-/// Concatenates `parts`, sorts, checks, and returns the pairs.
+/// Concatenates `parts`, sorts, checks, and returns the pairs (for the pair stage measured
+/// alone, `internals::sort_pair_keys`, and the tests).
+#[cfg(any(test, feature = "internals"))]
 pub(crate) fn finish(parts: Vec<Vec<u64>>, n_ids: usize) -> Vec<[u32; 2]> {
     let mut out = Vec::new();
     let parts: Vec<Vec<&[[u32; 2]]>> = parts.iter().map(|p| vec![bytemuck::cast_slice(p)]).collect();

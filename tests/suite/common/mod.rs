@@ -8,6 +8,9 @@
 use broadphase::{brute_force_pairs, find_pairs, find_pairs_with, Aabb, Broadphase, Config, Method, Refine};
 use std::fmt::Write as _;
 
+mod scenes;
+pub use scenes::{margin, scene, structured};
+
 // ---------------------------------------------------------------------------------------------
 // RNG
 // ---------------------------------------------------------------------------------------------
