@@ -38,6 +38,15 @@ pub enum Method {
     /// each other across the columns (a staircase of planks), which sweeps and columns
     /// test nearly pair by pair.
     Tree,
+    /// Always a hierarchical uniform grid (a spatial hash): each box filed once, in the
+    /// cell that holds its lower corner, on the level of cells that fits its size (cells
+    /// doubling from a base size that a sample of the boxes' sizes picks), and looking
+    /// through the cells where an overlapping box's lower corner can lie; of every two
+    /// levels, the side a cost model finds cheaper looks through the other. It suits boxes
+    /// of about one size spread evenly (each look a few rows of a few boxes); a grid
+    /// copes poorly with sizes that vary (Michael Baczynski, "Quadtree demonstration"),
+    /// hence the levels (after Dmytry Lavrov's Morton-order "Collision detection").
+    Grid,
 }
 
 /// Settings for [`find_pairs_with`](crate::find_pairs_with) and [`Broadphase`](crate::Broadphase).

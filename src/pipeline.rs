@@ -21,7 +21,8 @@
 //! sort included, after the scan in `t_scan`. Where it is the tree (`Method::Tree`, or
 //! `Auto` where long boxes cross across the columns), `bvh::Bvh::build` (timed in
 //! `t_sort`) and `bvh::Bvh::pairs_into` (in `t_sweep`, its pair sort included) replace
-//! them.
+//! them; where it is the grid (`Method::Grid`), `algorithms::grid::Grid::build` and
+//! `pairs_into`, timed the same way.
 //!
 //! - Input: the boxes and the [`Config`] (checked once, in [`Broadphase::new`]).
 //! - Output: every overlapping pair `[i, j]`, `i < j`, sorted ascending and unique.
@@ -39,6 +40,7 @@
 //! The entry keys are `u64` where the layout fits 64 bits and `u128` where it does not;
 //! one generic `run` serves both.
 
+use crate::algorithms::grid::Grid;
 use crate::algorithms::sap::Sorted;
 use crate::bvh::Bvh;
 use crate::choose::Choice;
@@ -68,6 +70,8 @@ pub struct Broadphase<const D: usize> {
     sweep: Sorted<D>,
     /// The tree (`Method::Tree`, or `Auto` where long boxes cross across the columns).
     pub(crate) tree: Bvh<D>,
+    /// The hierarchical grid (`Method::Grid`).
+    grid: Grid<D>,
     /// Both sets of a spatial join, one after the other, where it runs as one search
     /// (`find_pairs_between`).
     pub(crate) joined: Vec<Aabb<D>>,
@@ -102,6 +106,7 @@ impl<const D: usize> Broadphase<D> {
             extra: Vec::new(),
             sweep: Sorted::default(),
             tree: Bvh::default(),
+            grid: Grid::default(),
             joined: Vec::new(),
             nested,
             apart: None,
@@ -160,6 +165,12 @@ impl<const D: usize> Broadphase<D> {
                 self.stats.entries = self.tree.len();
                 self.stats.t_sort = t.elapsed();
                 self.tree.pairs_into(boxes.len(), &budget, out)
+            } else if choice == Choice::Grid {
+                let bulk = Aabb { min: scan.min, max: scan.max };
+                self.grid.build(boxes, m, Aabb { min: full.0, max: full.1 }, bulk);
+                self.stats.entries = self.grid.len();
+                self.stats.t_sort = t.elapsed();
+                self.grid.pairs_into(boxes.len(), &budget, out)
             } else {
                 crate::algorithms::sap::sweep_into(&mut self.sweep, boxes, m, axis, &budget, out)
             };
