@@ -42,10 +42,12 @@ pub enum Method {
     /// cell that holds its lower corner, on the level of cells that fits its size (cells
     /// doubling from a base size that a sample of the boxes' sizes picks), and looking
     /// through the cells where an overlapping box's lower corner can lie; of every two
-    /// levels, the side a cost model finds cheaper looks through the other. It suits boxes
-    /// of about one size spread evenly (each look a few rows of a few boxes); a grid
-    /// copes poorly with sizes that vary (Michael Baczynski, "Quadtree demonstration"),
-    /// hence the levels (after Dmytry Lavrov's Morton-order "Collision detection").
+    /// levels, the side a cost model finds cheaper looks through the other. It suits many
+    /// boxes of about one size, a few long ones among them or not (each look a few rows of
+    /// a few boxes); 3D boxes whose sizes spread over orders of magnitude run faster on the
+    /// columns (`docs/BENCHMARKS.md`). A grid copes poorly with sizes that vary (Michael
+    /// Baczynski, "Quadtree demonstration"), hence the levels (after Dmytry Lavrov's
+    /// Morton-order "Collision detection"). `Auto` does not take it.
     Grid,
 }
 

@@ -11,12 +11,11 @@
 //!   (level 0 everything up to the base), and its cells are cubes one to two times as
 //!   wide as its longest box, as the cost model finds cheaper (wider cells: fewer rows a
 //!   look, more boxes in each). A level's slots are its cells in row-major order, axis 0
-//!   fastest, where they
-//!   are few enough (at most four a box); elsewhere a row's cells start at a hash of the
-//!   row's coordinates modulo a power of two, so boxes far away (parked at 1e9) take
-//!   their own cells without stretching any table. One key a box (global slot, id) is
-//!   radix sorted; the boxes are gathered into structure-of-arrays rows in that order, and
-//!   a table gives each slot's first row.
+//!   fastest, where they are few enough (at most four a box); elsewhere a row's cells
+//!   start at a hash of the row's coordinates modulo a power of two, so boxes far away
+//!   (parked at 1e9) take their own cells without stretching any table. One key a box
+//!   (global slot, id) is radix sorted; the boxes are gathered into structure-of-arrays
+//!   rows in that order, and a table gives each slot's first row.
 //! - Looks ([`query`]): a box `a` looks through level `t` in the window of cells from
 //!   `cell(a.min - reach)` to `cell(a.max)` on every axis, `reach` being level `t`'s
 //!   longest extent on that axis: any box of level `t` that overlaps `a` has its lower
@@ -33,8 +32,10 @@
 //! - Parallel: the plan's pass and the entries over fixed chunks of boxes, the radix sort,
 //!   the gather, and the looks over chunks of rows; the pair sort makes the output the
 //!   same bytes for any thread count, and every count in `Stats` is a sum.
-//! - Allocation: [`Grid`] keeps every buffer (levels, keys, rows, slot table) between
-//!   calls; a frame allocates the per-chunk sums, each chunk's pair keys, and the output.
+//! - Allocation: [`Grid`] keeps every buffer (levels, per-chunk sums, keys, rows, slot
+//!   table) between calls; a frame allocates a list of slices a chunk of boxes, each
+//!   chunk's pair keys (and list of runs, where it looks through a hashed level), and the
+//!   output's growth.
 //! - Source: the grid, and its trouble with boxes of varying sizes (cells too big test
 //!   too much, too small register a box in many): Michael Baczynski, "Quadtree
 //!   demonstration" (Polygonal Labs). Levels of cells doubling in size, a box on the first
