@@ -105,15 +105,9 @@ fn run<const D: usize>(name: &str, n: usize, frames: usize) {
     // Working memory of a cold run: peak live bytes above the input, minus the output.
     let base = LIVE.load(Relaxed);
     PEAK.store(base, Relaxed);
-    // BP_METHOD=columns|sweep|tree|rdc|brute_force forces a method (default: auto).
-    let method = match std::env::var("BP_METHOD").as_deref() {
-        Ok("columns") => Method::Columns,
-        Ok("sweep") => Method::Sweep,
-        Ok("tree") => Method::Tree,
-        Ok("rdc") => Method::Rdc,
-        Ok("brute_force") => Method::BruteForce,
-        _ => Method::Auto,
-    };
+    // BP_METHOD=columns|sweep|tree|rdc|brute_force|grid|... (`Method::name`) forces a
+    // method (default: auto).
+    let method = std::env::var("BP_METHOD").ok().and_then(|m| Method::from_name(&m)).unwrap_or_default();
     let mut bp =
         Broadphase::<D>::new(Config::default().with_method(method)).expect("default config is valid");
     let last = frames - 1;

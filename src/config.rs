@@ -52,6 +52,49 @@ pub enum Method {
     /// [`brute_force_pairs`](crate::brute_force_pairs), with the pair bound and the
     /// finder's buffers: for tests and scenes of a few hundred boxes.
     BruteForce,
+    /// Always a hierarchical uniform grid (a spatial hash): each box filed once, in the
+    /// cell that holds its lower corner, on the level of cells that fits its size (cells
+    /// doubling from a base size that a sample of the boxes' sizes picks), and looking
+    /// through the cells where an overlapping box's lower corner can lie; of every two
+    /// levels, the side a cost model finds cheaper looks through the other. It suits many
+    /// boxes of about one size, a few long ones among them or not (each look a few rows of
+    /// a few boxes); 3D boxes whose sizes spread over orders of magnitude run faster on the
+    /// columns (`docs/BENCHMARKS.md`). A grid copes poorly with sizes that vary (Michael
+    /// Baczynski, "Quadtree demonstration"), hence the levels (after Dmytry Lavrov's
+    /// Morton-order "Collision detection"). `Auto` does not take it.
+    Grid,
+}
+
+impl Method {
+    /// Every method, [`Auto`](Method::Auto) first: for a test or a bench that runs them all.
+    pub const ALL: [Method; 7] = [
+        Method::Auto,
+        Method::Columns,
+        Method::Sweep,
+        Method::Tree,
+        Method::Rdc,
+        Method::BruteForce,
+        Method::Grid,
+    ];
+
+    /// The method's name in snake case (`"auto"`, `"columns"`, `"brute_force"`, ...), as
+    /// [`from_name`](Method::from_name) reads it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Method::Auto => "auto",
+            Method::Columns => "columns",
+            Method::Sweep => "sweep",
+            Method::Tree => "tree",
+            Method::Rdc => "rdc",
+            Method::BruteForce => "brute_force",
+            Method::Grid => "grid",
+        }
+    }
+
+    /// The method called `name` ([`name`](Method::name)'s spelling), or `None`.
+    pub fn from_name(name: &str) -> Option<Method> {
+        Method::ALL.into_iter().find(|m| m.name() == name)
+    }
 }
 
 /// Settings for [`find_pairs_with`](crate::find_pairs_with) and [`Broadphase`](crate::Broadphase).

@@ -21,8 +21,9 @@
 //! sort included, after the scan in `t_scan`. Where it is the tree (`Method::Tree`, or
 //! `Auto` where long boxes cross across the columns), `bvh::Bvh::build` (timed in
 //! `t_sort`) and `bvh::Bvh::pairs_into` (in `t_sweep`, its pair sort included) replace
-//! them. `Method::Rdc` (`algorithms::rdc::RdcPairs`) and `Method::BruteForce`
-//! (`algorithms::brute_force::BruteForce`) replace them the same way, in `t_sweep`.
+//! them; where it is the grid (`Method::Grid`), `algorithms::grid::Grid::build` and
+//! `pairs_into`, timed the same way. `Method::Rdc` (`algorithms::rdc::RdcPairs`) and
+//! `Method::BruteForce` (`algorithms::brute_force::BruteForce`) replace them in `t_sweep`.
 //!
 //! - Input: the boxes and the [`Config`] (checked once, in [`Broadphase::new`]).
 //! - Output: every overlapping pair `[i, j]`, `i < j`, sorted ascending and unique.
@@ -42,6 +43,7 @@
 
 use crate::algorithms::brute_force::BruteForce;
 use crate::algorithms::rdc::RdcPairs;
+use crate::algorithms::grid::Grid;
 use crate::algorithms::sap::Sorted;
 use crate::bvh::Bvh;
 use crate::choose::Choice;
@@ -75,6 +77,8 @@ pub struct Broadphase<const D: usize> {
     rdc: RdcPairs<D>,
     /// The brute force's grown boxes and row counts (`Method::BruteForce`).
     brute: BruteForce<D>,
+    /// The hierarchical grid (`Method::Grid`).
+    grid: Grid<D>,
     /// Both sets of a spatial join, one after the other, where it runs as one search
     /// (`find_pairs_between`).
     pub(crate) joined: Vec<Aabb<D>>,
@@ -111,6 +115,7 @@ impl<const D: usize> Broadphase<D> {
             tree: Bvh::default(),
             rdc: RdcPairs::default(),
             brute: BruteForce::default(),
+            grid: Grid::default(),
             joined: Vec::new(),
             nested,
             apart: None,
@@ -175,6 +180,13 @@ impl<const D: usize> Broadphase<D> {
                     let (tested, splits) = self.rdc.frame(boxes, m, axis, &budget, out);
                     self.stats.rdc_splits = splits;
                     tested
+                }
+                Choice::Grid => {
+                    let bulk = Aabb { min: scan.min, max: scan.max };
+                    self.grid.build(boxes, m, Aabb { min: full.0, max: full.1 }, bulk);
+                    self.stats.entries = self.grid.len();
+                    self.stats.t_sort = t.elapsed();
+                    self.grid.pairs_into(boxes.len(), &budget, out)
                 }
                 Choice::BruteForce => self.brute.pairs_into(boxes, m, &budget, out),
                 _ => crate::algorithms::sap::sweep_into(&mut self.sweep, boxes, m, axis, &budget, out),

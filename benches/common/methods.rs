@@ -1,19 +1,22 @@
-//! Our methods by name, for the benches' `BP_METHODS`: one line a method, with the largest
-//! `n` at which a bench times it (the quadratic reference only on small scenes).
+//! Our methods by name (`Method::name`), for the benches' `BP_METHODS`, with the largest
+//! `n` at which a bench times each (the quadratic reference only on small scenes).
 #![allow(dead_code)]
 
 use broadphase::Method;
 
 /// Every `Config::method` the benches run by name: its name, the method, and the largest
-/// number of boxes a bench times it at. A new method is one more line here.
-pub const METHODS: &[(&str, Method, usize)] = &[
-    ("auto", Method::Auto, usize::MAX),
-    ("columns", Method::Columns, usize::MAX),
-    ("sweep", Method::Sweep, usize::MAX),
-    ("tree", Method::Tree, usize::MAX),
-    ("rdc", Method::Rdc, usize::MAX),
-    ("brute_force", Method::BruteForce, 20_000),
-];
+/// number of boxes a bench times it at, in `Method::ALL`'s order.
+pub const METHODS: [(&str, Method, usize); Method::ALL.len()] = {
+    let mut out = [("", Method::Auto, 0); Method::ALL.len()];
+    let mut i = 0;
+    while i < out.len() {
+        let m = Method::ALL[i];
+        let max_n = if matches!(m, Method::BruteForce) { 20_000 } else { usize::MAX };
+        out[i] = (m.name(), m, max_n);
+        i += 1;
+    }
+    out
+};
 
 /// The names in [`METHODS`], in order.
 pub fn method_names() -> Vec<&'static str> {

@@ -7,7 +7,10 @@
 //!   mask the column sweep also uses.
 //! - [`rdc`]: Recursive Dimensional Clustering (Rabin): clusters, their pairs, and the
 //!   refinement of crowded column runs.
+//! - [`grid`]: a hierarchical uniform grid (spatial hash), one entry a box at its lower
+//!   corner on the level that fits its size, big boxes on coarser levels of their own.
 
 pub(crate) mod brute_force;
+pub(crate) mod grid;
 pub(crate) mod rdc;
 pub(crate) mod sap;

@@ -94,6 +94,7 @@ pub(crate) enum Choice {
     Tree,
     Rdc,
     BruteForce,
+    Grid,
 }
 
 /// The fewest candidates a box must be expected to meet in the columns
@@ -134,6 +135,7 @@ pub(crate) fn choose<const D: usize>(
         Method::Tree => Choice::Tree,
         Method::Rdc => Choice::Rdc,
         Method::BruteForce => Choice::BruteForce,
+        Method::Grid => Choice::Grid,
         Method::Auto => {
             if D < 2
                 || (scan.cut() <= STRAYS_SWEPT_MAX

@@ -11,6 +11,7 @@ mod cliffs;
 mod determinism;
 mod errors;
 mod golden;
+mod grid;
 mod interop;
 mod methods;
 mod oracle;
