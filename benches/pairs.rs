@@ -17,7 +17,7 @@
 //! | `BP_MEASURE`     | `3`                                  | criterion measurement time, seconds      |
 //! | `BP_BOUNDS`      | `none`                               | our `Config::bounds`: `huge` (+-1e9), `max` (+-`f32::MAX`), `zero`, `offset` (a unit box at 1e6); groups get `+bounds:{kind}` |
 //! | `BP_ONESHOT`     | `0`                                  | `1`: also the `oneshot/...` groups (below) |
-//! | `BP_METHODS`     | `auto`                               | our `Config::method`s (`auto`, `columns`, `sweep`, `tree`); each but `auto` gets functions `broadphase-{method}/t{threads}` |
+//! | `BP_METHODS`     | `auto`                               | our `Config::method`s (`auto`, `columns`, `sweep`, `tree`, `quadtree`); each but `auto` gets functions `broadphase-{method}/t{threads}` |
 //!
 //! The cliffs (inputs that once made the cost quadratic): `BP_SCENES=cliffs BP_SIZES=200000`
 //! for the parked shares and distances, `BP_SCENES=staircase BP_DIMS=2
@@ -92,7 +92,8 @@ fn method_by_name(name: &str) -> Method {
         "columns" => Method::Columns,
         "sweep" => Method::Sweep,
         "tree" => Method::Tree,
-        _ => panic!("BP_METHODS: auto, columns, sweep or tree, not {name:?}"),
+        "quadtree" => Method::Quadtree,
+        _ => panic!("BP_METHODS: auto, columns, sweep, tree or quadtree, not {name:?}"),
     }
 }
 

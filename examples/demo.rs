@@ -105,11 +105,12 @@ fn run<const D: usize>(name: &str, n: usize, frames: usize) {
     // Working memory of a cold run: peak live bytes above the input, minus the output.
     let base = LIVE.load(Relaxed);
     PEAK.store(base, Relaxed);
-    // BP_METHOD=columns|sweep|tree forces a method (default: auto).
+    // BP_METHOD=columns|sweep|tree|quadtree forces a method (default: auto).
     let method = match std::env::var("BP_METHOD").as_deref() {
         Ok("columns") => Method::Columns,
         Ok("sweep") => Method::Sweep,
         Ok("tree") => Method::Tree,
+        Ok("quadtree") => Method::Quadtree,
         _ => Method::Auto,
     };
     let mut bp =

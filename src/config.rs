@@ -38,6 +38,13 @@ pub enum Method {
     /// each other across the columns (a staircase of planks), which sweeps and columns
     /// test nearly pair by pair.
     Tree,
+    /// Always a quadtree (2D), octree (3D) or binary tree of intervals (1D) built by a sort
+    /// in Morton order: each box in the finest aligned cell that holds it whole, tested
+    /// against the boxes of its own cell and of the cells above it (M. Baczynski's
+    /// "Quadtree demonstration"). Exact on any scene, but slower than the columns on every
+    /// scene the benchmarks run (a box pays for every level above it), so `Auto` never
+    /// takes it (`docs/architecture.md`, "The quadtree").
+    Quadtree,
 }
 
 /// Settings for [`find_pairs_with`](crate::find_pairs_with) and [`Broadphase`](crate::Broadphase).

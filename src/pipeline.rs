@@ -39,6 +39,7 @@
 //! The entry keys are `u64` where the layout fits 64 bits and `u128` where it does not;
 //! one generic `run` serves both.
 
+use crate::algorithms::quadtree::Quadtree;
 use crate::algorithms::sap::Sorted;
 use crate::bvh::Bvh;
 use crate::choose::Choice;
@@ -68,6 +69,8 @@ pub struct Broadphase<const D: usize> {
     sweep: Sorted<D>,
     /// The tree (`Method::Tree`, or `Auto` where long boxes cross across the columns).
     pub(crate) tree: Bvh<D>,
+    /// The quadtree or octree (`Method::Quadtree`), its grid over the scan's bounds.
+    quadtree: Quadtree<D>,
     /// Both sets of a spatial join, one after the other, where it runs as one search
     /// (`find_pairs_between`).
     pub(crate) joined: Vec<Aabb<D>>,
@@ -102,6 +105,7 @@ impl<const D: usize> Broadphase<D> {
             extra: Vec::new(),
             sweep: Sorted::default(),
             tree: Bvh::default(),
+            quadtree: Quadtree::default(),
             joined: Vec::new(),
             nested,
             apart: None,
@@ -160,6 +164,11 @@ impl<const D: usize> Broadphase<D> {
                 self.stats.entries = self.tree.len();
                 self.stats.t_sort = t.elapsed();
                 self.tree.pairs_into(boxes.len(), &budget, out)
+            } else if choice == Choice::Quadtree {
+                self.quadtree.build(boxes, m, Aabb { min: scan.min, max: scan.max });
+                self.stats.entries = self.quadtree.len();
+                self.stats.t_sort = t.elapsed();
+                self.quadtree.pairs_into(boxes.len(), &budget, out)
             } else {
                 crate::algorithms::sap::sweep_into(&mut self.sweep, boxes, m, axis, &budget, out)
             };

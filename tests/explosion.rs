@@ -78,7 +78,7 @@ fn explosion_stops_at_the_bound_in_bounded_memory_and_work() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let limit = 1_000_000;
     let boxes = identical::<3>(50_000);
-    for method in [Method::Auto, Method::Columns, Method::Sweep, Method::Tree] {
+    for method in [Method::Auto, Method::Columns, Method::Sweep, Method::Tree, Method::Quadtree] {
         let config = Config::default().with_max_pairs(Some(limit)).with_method(method);
         let mut bp = Broadphase::new(config).unwrap();
         let mut out = vec![[1, 2]];
@@ -103,7 +103,7 @@ fn the_bound_is_exact() {
     fn go<const D: usize>() {
         let boxes = identical::<D>(300);
         let pairs = 300 * 299 / 2;
-        for method in [Method::Columns, Method::Sweep, Method::Tree] {
+        for method in [Method::Columns, Method::Sweep, Method::Tree, Method::Quadtree] {
             let at = Config::default().with_max_pairs(Some(pairs)).with_method(method);
             let got = broadphase::find_pairs_with(&boxes, &at).unwrap();
             assert_eq!(got.len(), pairs, "D = {D}, {method:?}");

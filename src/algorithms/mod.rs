@@ -7,7 +7,11 @@
 //!   mask the column sweep also uses.
 //! - [`rdc`]: Recursive Dimensional Clustering (Rabin): clusters, their pairs, and the
 //!   refinement of crowded column runs.
+//! - [`quadtree`]: a quadtree (2D), octree (3D) or binary tree of intervals (1D) built by
+//!   sorting node keys in Morton order, each box in the finest node that holds it, each
+//!   pair found from the box in the coarser node.
 
 pub(crate) mod brute_force;
+pub(crate) mod quadtree;
 pub(crate) mod rdc;
 pub(crate) mod sap;

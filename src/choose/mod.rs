@@ -92,6 +92,7 @@ pub(crate) enum Choice {
     Sweep,
     Columns,
     Tree,
+    Quadtree,
 }
 
 /// The fewest candidates a box must be expected to meet in the columns
@@ -130,6 +131,7 @@ pub(crate) fn choose<const D: usize>(
         Method::Sweep => Choice::Sweep,
         Method::Columns => Choice::Columns,
         Method::Tree => Choice::Tree,
+        Method::Quadtree => Choice::Quadtree,
         Method::Auto => {
             if D < 2
                 || (scan.cut() <= STRAYS_SWEPT_MAX

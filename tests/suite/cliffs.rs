@@ -59,7 +59,7 @@ fn parked_boxes_are_exact_in<const D: usize>() {
         for at in [1e5, 1e7, 1e9, 1e30] {
             let boxes = parked::<D>(3_000, share, at, 5);
             let want = brute_force_pairs(&boxes, &Config::default()).unwrap();
-            for method in [Method::Auto, Method::Columns, Method::Sweep, Method::Tree] {
+            for method in [Method::Auto, Method::Columns, Method::Sweep, Method::Tree, Method::Quadtree] {
                 let config = Config::default().with_method(method);
                 let got = find_pairs_with(&boxes, &config).unwrap();
                 assert!(got == want, "D = {D}, {share}% at {at}, {method:?}");
@@ -80,7 +80,7 @@ fn staircase_is_exact_in<const D: usize>() {
     for n in [10, 1_000, 4_000] {
         let boxes = staircase::<D>(n);
         let sticks = sticks::<D>(n, n as u64);
-        for method in [Method::Auto, Method::Columns, Method::Sweep, Method::Tree] {
+        for method in [Method::Auto, Method::Columns, Method::Sweep, Method::Tree, Method::Quadtree] {
             let got = find_pairs_with(&sticks, &Config::default().with_method(method)).unwrap();
             assert!(
                 got == brute_force_pairs(&sticks, &Config::default()).unwrap(),
@@ -88,7 +88,7 @@ fn staircase_is_exact_in<const D: usize>() {
             );
         }
         let want = brute_force_pairs(&boxes, &Config::default()).unwrap();
-        for method in [Method::Auto, Method::Columns, Method::Sweep, Method::Tree] {
+        for method in [Method::Auto, Method::Columns, Method::Sweep, Method::Tree, Method::Quadtree] {
             let got = find_pairs_with(&boxes, &Config::default().with_method(method)).unwrap();
             assert!(got == want, "D = {D}, n = {n}, {method:?}");
         }

@@ -29,7 +29,7 @@ fn check<const D: usize>(name: &str, boxes: &[Aabb<D>], margin: f32, want: u64) 
     let config = Config::<D>::default().with_margin(margin);
     let brute = brute_force_pairs(boxes, &config).unwrap();
     assert_eq!(hash_pairs(&brute), want, "{name}: brute force {:#x}", hash_pairs(&brute));
-    for method in [Method::Auto, Method::Columns, Method::Sweep, Method::Tree] {
+    for method in [Method::Auto, Method::Columns, Method::Sweep, Method::Tree, Method::Quadtree] {
         let got = find_pairs_with(boxes, &config.with_method(method)).unwrap();
         assert_eq!(hash_pairs(&got), want, "{name}, {method:?}: {} pairs", got.len());
     }

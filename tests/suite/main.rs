@@ -13,6 +13,7 @@ mod errors;
 mod golden;
 mod interop;
 mod oracle;
+mod quadtree;
 mod queries;
 mod rdc;
 #[cfg(feature = "serde")]

@@ -113,12 +113,13 @@ fn config<const D: usize>() -> impl Strategy<Value = Config<D>> {
         prop_oneof![Just(min_cells), Just(min_cells + 1), Just(64u32), Just(4096u32), min_cells..=4096u32,];
     let crowded = prop_oneof![Just(1u32), Just(2u32), Just(64u32), 1u32..200];
     let refine = prop_oneof![Just(Refine::Sweep), Just(Refine::Rdc)];
-    // Auto most often; each forced method too, the tree among them.
+    // Auto most often; each forced method too, the trees among them.
     let method = prop_oneof![
         4 => Just(Method::Auto),
         1 => Just(Method::Columns),
         1 => Just(Method::Sweep),
         1 => Just(Method::Tree),
+        1 => Just(Method::Quadtree),
     ];
     (margin(), bounds::<D>(), max_cells, crowded, refine, method).prop_map(
         |(margin, bounds, mc, ct, refine, method)| {
