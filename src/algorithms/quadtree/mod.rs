@@ -113,63 +113,67 @@ const fn key_bits(d: usize) -> u32 {
 const _: () = assert!(key_bits(1) <= 32 && key_bits(2) <= 32 && key_bits(3) <= 32);
 const _: () = assert!(depth(1) < (1 << level_bits(1)) - 1 && depth(3) < (1 << level_bits(3)) - 1);
 
-/// Nodes with at least this many boxes are sorted along an axis and swept; smaller ones are
-/// tested whole, eight boxes a step.
+/// Groups (a node's boxes of one class) with at least this many boxes are sorted along an
+/// axis and swept; smaller ones are tested whole, eight boxes a step.
 pub(crate) const SORT_MIN: usize = 32;
 
-/// Boxes a record of a node cut into several holds (about).
+/// Boxes a record of a group cut into several holds (about).
 pub(crate) const PART: usize = 64;
 
-/// A box of a sorted node longer along its sort axis than this many times the node's mean
-/// extent goes to a record of the node's long boxes.
+/// A box of a sorted group longer along its sort axis than this many times the group's
+/// mean extent goes to a record of the group's long boxes.
 pub(crate) const LONG: f64 = 4.0;
 
-/// `axes` entry of a node whose boxes are in index order (fewer than [`SORT_MIN`]).
+/// `axes` entry of a record whose boxes are in index order (a group of fewer than
+/// [`SORT_MIN`]).
 const UNSORTED: u8 = u8::MAX;
 
 /// Padding after the structure-of-arrays boxes, so that an eight-lane load at any box
 /// stays in bounds (the lanes past a run's end are masked off).
 const PAD: usize = 8;
 
-/// The tree (module docs). INVARIANTS, after [`Quadtree::build`]: `keys` ascend on their
-/// node bits, one a live box; `starts` has one more entry than `nodes`, ascending from 0 to
-/// the live count; node `g` holds positions `starts[g]..starts[g + 1]`, whose keys carry
-/// `nodes[g]`; a node of at least
-/// [`SORT_MIN`] boxes ascends on `lo[axes[g]]`.
+/// The tree (module docs). INVARIANTS, after [`Quadtree::build`] ([`Quadtree::validate`]
+/// checks them): `keys` ascend on their node bits, one a live box; `starts` has one more
+/// entry than `nodes`, ascending from 0 to the live count; record `g` holds positions
+/// `starts[g]..starts[g + 1]`, whose keys carry `nodes[g]`; the records of a group of at
+/// least [`SORT_MIN`] boxes ascend on `lo[axes[g]]`, the others are `UNSORTED`; `bounds`,
+/// `reach`, `qlo`, `next`, `gend`, `gbounds` and `block_hi` are what their fields say.
 #[derive(Debug)]
 pub(crate) struct Quadtree<const D: usize> {
     /// The quantiser of the last build (bounds from the caller).
     quant: Quantizer<D>,
     /// `node << 32 | index`, sorted; then the radix sort's other buffer, which the big
-    /// nodes' sorts borrow.
+    /// groups' sorts borrow.
     keys: Vec<u64>,
     scratch: Vec<u64>,
     /// The live boxes, margin applied, in key order, axis by axis, and their indices.
     lo: [Vec<f32>; D],
     hi: [Vec<f32>; D],
     ids: Vec<u32>,
-    /// Per node: its key (`code << LB | level`), first position, sort axis.
+    /// Per record: its node key (`code << (LB + CB) | level << CB | class`), first
+    /// position (one more entry: the live count), sort axis.
     nodes: Vec<u32>,
     starts: Vec<u32>,
     axes: Vec<u8>,
-    /// Per node record: the first record after its cell's subtree.
+    /// Per record: the first record after its cell's subtree.
     next: Vec<u32>,
     /// Per position in a sorted record: the grid coordinate of its lower bound on the
     /// record's sort axis (ascending within the record).
     qlo: Vec<u32>,
-    /// Per sorted node: the most grid cells any of its boxes spans on its sort axis.
+    /// Per sorted record: the most grid cells any of its boxes spans on its sort axis.
     reach: Vec<u32>,
-    /// Per node record: the bounds of its boxes.
+    /// Per record: the bounds of its boxes.
     bounds: Vec<Aabb<D>>,
     /// Per record the record after its group (the records of one node key); at a group's
     /// first record the bounds of the whole group.
     gend: Vec<u32>,
     gbounds: Vec<Aabb<D>>,
-    /// Per aligned block of eight positions: the greatest upper bound, on its node's sort
-    /// axis, of its boxes in sorted nodes (`-inf` where none).
+    /// Per aligned block of eight positions: the greatest upper bound, each on its record's
+    /// sort axis, of its boxes in sorted records (`-inf` where none).
     block_hi: Vec<f32>,
     /// Per group of boxes with one node key (the build's unit before the records): its
-    /// first position (one more entry, the live count), records and sort axis.
+    /// first position (one more entry, the live count), its records of cut boxes, its long
+    /// boxes, and the sort axes of both.
     group: Vec<u32>,
     parts_of: Vec<u32>,
     long_of: Vec<u32>,

@@ -1,13 +1,14 @@
 //! Every overlapping pair of the tree's boxes: each box against the boxes after it in its
-//! own node, then against the nodes below its node, walked in preorder with skips.
+//! record, the later records of its node, and the groups of the nodes above it, found
+//! from its node up to the root.
 //!
 //! - Input: a built [`Quadtree`], the caller's box count, a [`PairBudget`].
 //! - Output: every pair `[i, j]`, `i < j` (the caller's indices), sorted ascending, unique.
-//! - Cost: per box, its node's boxes after it (a sorted node: those whose lower bound on
-//!   the sort axis is within the box's extent), and per descendant node: a cell test, then
-//!   its boxes where the cell meets the box's quantised box, a galloping search past the
-//!   coarsest ancestor that misses it where not, or one run over its whole subtree where
-//!   the cell lies inside. Boxes are tested eight at a time. Then the crate's pair sort.
+//! - Cost: per box, its record's boxes after it (sorted: those that start within its
+//!   extent), a bounds test a later record of its node, a test of the ancestors' group
+//!   bounds (eight a step, from the [`Ancestors`] stack), and in each group it meets a
+//!   binary search and a window (sorted records) or every box (small ones). Boxes are
+//!   tested eight at a time. Then the crate's pair sort.
 //! - Parallel: fixed chunks of positions (`kernels::par::chunk_len`), each with its own key
 //!   list, kept in the tree; the pair sort makes the output independent of the threads.
 //! - Allocation: the kept key lists' growth and the output (`try_reserve`: a refused
@@ -235,7 +236,7 @@ fn emit_mask(mut m: u32, j: usize, emit: &mut impl FnMut(usize)) {
 }
 
 /// The first index in `from..to` whose key is at least `target` (`to` if none); `keys`
-/// ascends. Gallops from `from`: a skip usually lands a few nodes on.
+/// ascends. Gallops from `from`: the answer is usually a few records on.
 #[inline(always)]
 pub(super) fn first_at_least(keys: &[u32], from: usize, to: usize, target: u64) -> usize {
     let mut lo = from;
