@@ -44,6 +44,7 @@
 use crate::algorithms::brute_force::BruteForce;
 use crate::algorithms::rdc::RdcPairs;
 use crate::algorithms::grid::Grid;
+use crate::algorithms::quadtree::Quadtree;
 use crate::algorithms::sap::Sorted;
 use crate::bvh::Bvh;
 use crate::choose::Choice;
@@ -79,6 +80,8 @@ pub struct Broadphase<const D: usize> {
     brute: BruteForce<D>,
     /// The hierarchical grid (`Method::Grid`).
     grid: Grid<D>,
+    /// The quadtree or octree (`Method::Quadtree`), its grid over the scan's bounds.
+    quadtree: Quadtree<D>,
     /// Both sets of a spatial join, one after the other, where it runs as one search
     /// (`find_pairs_between`).
     pub(crate) joined: Vec<Aabb<D>>,
@@ -116,6 +119,7 @@ impl<const D: usize> Broadphase<D> {
             rdc: RdcPairs::default(),
             brute: BruteForce::default(),
             grid: Grid::default(),
+            quadtree: Quadtree::default(),
             joined: Vec::new(),
             nested,
             apart: None,
@@ -187,6 +191,12 @@ impl<const D: usize> Broadphase<D> {
                     self.stats.entries = self.grid.len();
                     self.stats.t_sort = t.elapsed();
                     self.grid.pairs_into(boxes.len(), &budget, out)
+                }
+                Choice::Quadtree => {
+                    self.quadtree.build(boxes, m, Aabb { min: scan.min, max: scan.max });
+                    self.stats.entries = self.quadtree.len();
+                    self.stats.t_sort = t.elapsed();
+                    self.quadtree.pairs_into(boxes.len(), &budget, out)
                 }
                 Choice::BruteForce => self.brute.pairs_into(boxes, m, &budget, out),
                 _ => crate::algorithms::sap::sweep_into(&mut self.sweep, boxes, m, axis, &budget, out),

@@ -95,6 +95,7 @@ pub(crate) enum Choice {
     Rdc,
     BruteForce,
     Grid,
+    Quadtree,
 }
 
 /// The fewest candidates a box must be expected to meet in the columns
@@ -136,6 +137,7 @@ pub(crate) fn choose<const D: usize>(
         Method::Rdc => Choice::Rdc,
         Method::BruteForce => Choice::BruteForce,
         Method::Grid => Choice::Grid,
+        Method::Quadtree => Choice::Quadtree,
         Method::Auto => {
             if D < 2
                 || (scan.cut() <= STRAYS_SWEPT_MAX

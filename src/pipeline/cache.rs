@@ -183,6 +183,11 @@ mod tests {
             ("mixed 4000, sweep", scene::mixed(4000, 5), Config::default().with_method(Method::Sweep)),
             ("varied 2000, tree", scene::varied(2000, 6), Config::default().with_method(Method::Tree)),
             (
+                "varied 2000, quadtree",
+                scene::varied(2000, 6),
+                Config::default().with_method(Method::Quadtree),
+            ),
+            (
                 "uniform 6000, tree bounded",
                 big.clone(),
                 Config::default().with_method(Method::Tree).with_max_pairs(Some(3)),

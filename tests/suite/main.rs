@@ -15,6 +15,7 @@ mod grid;
 mod interop;
 mod methods;
 mod oracle;
+mod quadtree;
 mod queries;
 mod rdc;
 #[cfg(feature = "serde")]

@@ -44,6 +44,7 @@ fn config<const D: usize>() -> impl Strategy<Value = Config<D>> {
     let crowded = prop_oneof![Just(1u32), Just(2u32), Just(64u32), 1u32..200];
     let refine = prop_oneof![Just(Refine::Sweep), Just(Refine::Rdc)];
     // Auto most often; each forced method too, the tree and the grid among them.
+    // Auto most often; each forced method too, the trees among them.
     let method = prop_oneof![
         4 => Just(Method::Auto),
         1 => Just(Method::Columns),
@@ -52,6 +53,7 @@ fn config<const D: usize>() -> impl Strategy<Value = Config<D>> {
         1 => Just(Method::Rdc),
         1 => Just(Method::BruteForce),
         1 => Just(Method::Grid),
+        1 => Just(Method::Quadtree),
     ];
     (margin(), bounds::<D>(), max_cells, crowded, refine, method).prop_map(
         |(margin, bounds, mc, ct, refine, method)| {
