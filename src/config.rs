@@ -68,7 +68,7 @@ pub enum Method {
     /// against the boxes of its own cell and of the cells above it (M. Baczynski's
     /// "Quadtree demonstration"). Exact on any scene, but slower than the columns on every
     /// scene the benchmarks run (a box pays for every level above it), so `Auto` never
-    /// takes it (`docs/architecture.md`, "The quadtree").
+    /// takes it (`docs/architecture.md`, "The quadtree (`Method::Quadtree`)").
     Quadtree,
 }
 
