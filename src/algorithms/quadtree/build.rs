@@ -5,7 +5,7 @@
 //! - Input: boxes, the margin, grid bounds. Output: the [`Quadtree`]'s keys, boxes and
 //!   records (see its invariants).
 //! - Cost: O(n) for the keys, the records, the gather and the bounds; a stable radix sort of
-//!   [`key_bits`](super::key_bits) bits; two comparison sorts of each node of at least
+//!   [`key_bits`] bits; two comparison sorts of each node of at least
 //!   [`SORT_MIN`] boxes.
 //! - Parallel: every pass over fixed chunks (`kernels::par::chunk_len`); the records in
 //!   two passes (count a chunk, then write from the prefix); the big nodes' sorts as

@@ -132,7 +132,7 @@ const UNSORTED: u8 = u8::MAX;
 /// stays in bounds (the lanes past a run's end are masked off).
 const PAD: usize = 8;
 
-/// The tree (module docs). INVARIANTS, after [`Quadtree::build`] ([`Quadtree::validate`]
+/// The tree (module docs). INVARIANTS, after [`Quadtree::build`] (`Quadtree::validate`
 /// checks them): `keys` ascend on their node bits, one a live box; `starts` has one more
 /// entry than `nodes`, ascending from 0 to the live count; record `g` holds positions
 /// `starts[g]..starts[g + 1]`, whose keys carry `nodes[g]`; the records of a group of at

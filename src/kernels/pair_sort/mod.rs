@@ -92,8 +92,8 @@ pub(crate) fn finish(parts: Vec<Vec<u64>>, n_ids: usize) -> Vec<[u32; 2]> {
     out
 }
 
-/// [`finish`] writing into `out` (cleared first). Each part is a list of slices of key
-/// slots ([`unslot`]; a sweep chunk's keys), counted and scattered by one task.
+/// `finish` (the tests' form) writing into `out` (cleared first). Each part is a list of
+/// slices of key slots ([`unslot`]; a sweep chunk's keys), counted and scattered by one task.
 ///
 /// One MSD pass scatters the keys, as `[i, j]`, straight into `out`, bucketed by the high
 /// bits of `i` (about [`IDS_PER_BUCKET`] first indices and at most about
