@@ -44,8 +44,11 @@ pub enum Method {
     /// each piece on the other axes, then sweep-and-prune each final group. The same code
     /// as [`Rdc::pairs`](crate::Rdc::pairs) with the default settings, the axes tried from
     /// the sweep axis on. It wins where clumps lie apart with empty space between them
-    /// (islands, rooms, swarms): each clump is swept alone; where every axis is covered end
-    /// to end it costs a whole-scene sweep plus `D` sorts. `Auto` does not take it.
+    /// (islands, rooms, swarms; half the boxes of an object pool parked far away: 1.2-1.5x
+    /// faster than the columns at 10k): each clump is swept alone; where every axis is
+    /// covered end to end it costs a whole-scene sweep plus `D` sorts, and a staircase of
+    /// planks, which no axis cuts, far more (`docs/BENCHMARKS.md`, "`Method::Rdc` against
+    /// the columns"). `Auto` does not take it.
     Rdc,
     /// Always the reference: every box tested against every box after it, O(n^2) tests, in
     /// parallel by rows. The code of
