@@ -42,9 +42,9 @@
 //! one generic `run` serves both.
 
 use crate::algorithms::brute_force::BruteForce;
-use crate::algorithms::rdc::RdcPairs;
 use crate::algorithms::grid::Grid;
 use crate::algorithms::quadtree::Quadtree;
+use crate::algorithms::rdc::RdcPairs;
 use crate::algorithms::sap::Sorted;
 use crate::bvh::Bvh;
 use crate::choose::Choice;
