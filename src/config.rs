@@ -25,7 +25,9 @@ pub enum Method {
     /// Morton columns, unless a sweep-and-prune along the best axis is expected to test at
     /// most a bound per box (small, sparse or layered scenes: parallel planks, islands),
     /// which one O(n) pass estimates. The bound is 128 tests a box where sizes vary
-    /// widely, and falls with the number of boxes where they do not (`docs/architecture.md`,
+    /// widely, and falls with the number of boxes where they do not. Above it, the
+    /// hierarchical grid where a few far longer boxes lie among boxes of one size, the tree
+    /// where long boxes cross each other, the columns elsewhere (`docs/architecture.md`,
     /// "Which algorithm").
     #[default]
     Auto,
@@ -64,7 +66,9 @@ pub enum Method {
     /// a few boxes); 3D boxes whose sizes spread over orders of magnitude run faster on the
     /// columns (`docs/BENCHMARKS.md`). A grid copes poorly with sizes that vary (Michael
     /// Baczynski, "Quadtree demonstration"), hence the levels (after Dmytry Lavrov's
-    /// Morton-order "Collision detection"). `Auto` does not take it.
+    /// Morton-order "Collision detection"). `Auto` takes it where the boxes are of one
+    /// size but for a few far longer ones (planks and walls among small boxes, rooms among
+    /// tiles), and too dense to sweep whole (`docs/architecture.md`, "Which algorithm").
     Grid,
     /// Always a quadtree (2D), octree (3D) or binary tree of intervals (1D) built by a sort
     /// in Morton order: each box in the finest aligned cell that holds it whole, tested

@@ -1,5 +1,6 @@
 //! The choice of algorithm: one O(n) scan of the scene, a trimmed sample of it, and the
-//! `Method::Auto` rule that turns them into "sweep the scene whole" or "take the columns".
+//! `Method::Auto` rule that turns them into a whole-scene sweep, the columns, the tree or
+//! the hierarchical grid.
 //!
 //! - Input: the user's boxes and the margin.
 //! - Output: [`AxisStats`] (validity, bounds, the sweep axis, the expected tests a box of a
@@ -33,6 +34,10 @@
 //! - Never under [`SWEEP_MIN_PER_BOX`]: below it neither wins reliably across scene sizes,
 //!   and the sweep is kept.
 //! - In 1D a column is the whole line, so `Auto` always sweeps.
+//!
+//! Above the bound, the tree where long boxes cross each other across the column axes
+//! ([`TREE_MIN_PER_BOX`]); else the hierarchical grid where the boxes are of one size but
+//! for a few far longer ones ([`GRID_TOP_MIN`]); else the columns.
 //!
 //! PERF: benches/pairs.rs (uniform, varied, clustered; 10k to 1M; 2D and 3D) and
 //! benches/rdc.rs (`sap` against `pipeline`) show where the two cross.
@@ -86,6 +91,22 @@ pub(crate) fn sweep_max_per_box<const D: usize>(n: usize, size_spread: f64) -> f
 /// PERF: benches/pairs.rs (`parked:50:1e9`, 3D).
 pub(crate) const STRAYS_SWEPT_MAX: f64 = 0.125;
 
+/// How far the sampled boxes' largest box must stand out ([`AxisStats::size_top`]: the
+/// greatest largest extent over the 90th percentile) for `Auto` to take the hierarchical
+/// grid, where the boxes are too dense to sweep whole, not a cliff for the columns, and
+/// otherwise of one size (spread at most [`SIZE_SPREAD_MAX`]). A few long boxes among many
+/// of one size (`mixed`: 6 in 3D and 28 in 2D at 10k boxes; the rooms of `tiles`: 8) sit
+/// on levels of their own there and look through the small boxes' rows along them, where
+/// the columns hold them at coarse levels over many columns. Boxes all of one size
+/// (`uniform`, `clustered`, `terrain`, `sticks`, parked boxes: 1.0 to 1.4) keep the
+/// columns: there the grid's time over the columns' was 0.87 to 1.5 on `uniform` and
+/// `clustered` (3D `clustered` 1.1 to 1.4) and 1.5 to 2.4 on `sticks` at 100k; widely spread
+/// sizes (`varied`, 3D: 1.3 to 1.6) cost it windows as wide as a level's longest box.
+/// Grid over columns on `mixed`: 0.61 to 0.88; `tiles`: 0.75 to 0.92 (2-core machine
+/// under load, 10k and 100k boxes, 1 and 2 threads, `docs/BENCHMARKS.md`).
+/// PERF: benches/scaling.rs (mixed, tiles, uniform, clustered, varied, sticks).
+pub(crate) const GRID_TOP_MIN: f64 = 4.0;
+
 /// What a frame runs: a whole-scene sweep, the columns, the tree, RDC or the brute force.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Choice {
@@ -122,7 +143,10 @@ pub(crate) const TREE_WASTE: f64 = 8.0;
 /// test far more candidates than the boxes have pairs ([`TREE_MIN_PER_BOX`],
 /// [`TREE_WASTE`]: long boxes crossing each other across the column axes), and the
 /// columns elsewhere. The columns test a subset of the whole-scene sweep's candidates, so
-/// the estimate runs only where the sweep's exceed the bound.
+/// the estimate runs only where the sweep's exceed the bound. Of the rest, boxes of one
+/// size (spread at most [`SIZE_SPREAD_MAX`]) with a few far longer ones among them
+/// ([`GRID_TOP_MIN`]) take the hierarchical grid. Every input is the same for any thread
+/// count, and so is the choice.
 pub(crate) fn choose<const D: usize>(
     method: Method,
     scan: &AxisStats<D>,
@@ -151,6 +175,8 @@ pub(crate) fn choose<const D: usize>(
                 })
             {
                 Choice::Tree
+            } else if scan.size_spread() <= SIZE_SPREAD_MAX && scan.size_top() >= GRID_TOP_MIN {
+                Choice::Grid
             } else {
                 Choice::Columns
             }

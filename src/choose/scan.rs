@@ -43,6 +43,10 @@ pub(crate) struct AxisStats<const D: usize> {
     /// over 10th (infinite when the 10th is 0; set by [`AxisStats::trim`], 1 where it has
     /// not run).
     pub(super) size_spread: f64,
+    /// How far the largest boxes stand out: the sampled boxes' largest extents, the
+    /// greatest over the 90th percentile (set by [`AxisStats::trim`], 1 where it has not
+    /// run).
+    pub(super) size_top: f64,
     /// The share of the trim sample set apart as strays (0 before the trim).
     pub(super) cut: f64,
 
@@ -63,6 +67,7 @@ impl<const D: usize> AxisStats<D> {
         covered: [1.0; D],
         bulk: [0.0; D],
         size_spread: 1.0,
+        size_top: 1.0,
         cut: 0.0,
         lo: [f64::INFINITY; D],
         hi: [f64::NEG_INFINITY; D],
@@ -110,6 +115,7 @@ impl<const D: usize> AxisStats<D> {
     pub fn trim(&mut self, t: &TrimSample<D>) {
         let (s, out) = (t.s, t.out);
         self.size_spread = t.size_spread;
+        self.size_top = t.size_top;
         self.cut = t.cut;
         for k in 0..D {
             // Extents first: a few huge strays would make the mean extent, and so the
@@ -207,6 +213,11 @@ impl<const D: usize> AxisStats<D> {
     /// How far the boxes' sizes spread (see `size_spread`).
     pub fn size_spread(&self) -> f64 {
         self.size_spread
+    }
+
+    /// How far the largest boxes stand out (see `size_top`).
+    pub fn size_top(&self) -> f64 {
+        self.size_top
     }
 
     /// Live boxes added.

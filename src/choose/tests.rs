@@ -129,3 +129,33 @@ fn auto_takes_the_tree_on_the_staircase_alone() {
         check::<3>(n);
     }
 }
+
+/// `Auto`'s choice on small versions of the scenes where each method runs fastest
+/// (benches/scaling.rs, `docs/BENCHMARKS.md`): a few long boxes among many of one size
+/// take the grid, the staircase the tree, small sparse scenes the whole-scene sweep, and
+/// dense scenes of one size, of widely spread sizes, and sticks the columns.
+#[test]
+fn auto_takes_the_fastest_method_on_each_scene() {
+    use super::Choice::{Columns, Grid, Sweep, Tree};
+    fn check<const D: usize>(name: &str, n: usize, want: super::Choice) {
+        let boxes = crate::internals::by_name::<D>(name, n, 1).unwrap();
+        let (c, col, pairs) = auto_choice(&boxes);
+        assert_eq!(c, want, "{D}D {name} {n}: {col} candidates, {pairs} pairs a box");
+    }
+    for n in [10_000, 30_000] {
+        check::<2>("mixed", n, Grid);
+        check::<3>("mixed", n, Grid);
+        check::<2>("tiles", n, Grid);
+        check::<3>("tiles", n, Grid);
+        check::<2>("staircase", n, Tree);
+        check::<3>("staircase", n, Tree);
+        for name in ["uniform", "clustered", "varied", "sticks"] {
+            check::<3>(name, n, Columns);
+        }
+        check::<2>("sticks", n, Columns);
+    }
+    for name in ["uniform", "clustered", "varied", "terrain"] {
+        check::<2>(name, 3_000, Sweep);
+    }
+    check::<3>("uniform", 1_000, Sweep);
+}

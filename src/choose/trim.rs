@@ -46,6 +46,8 @@ pub(crate) struct TrimSample<const D: usize> {
     pub(super) s: usize,
     pub(super) out: usize,
     pub(super) size_spread: f64,
+    /// The sample's largest box (its largest extent) over the 90th percentile of them.
+    pub(super) size_top: f64,
     /// The share of the sample set apart as strays ([`cut_strays`]).
     pub(super) cut: f64,
     /// Per axis: the mean extent without the `out` largest, the sample's cover, its own
@@ -95,10 +97,18 @@ impl<const D: usize> TrimSample<D> {
             (0..s).map(|i| (0..D).map(|k| hi[k][i] - lo[k][i]).fold(0.0, f32::max)).collect();
         let p10 = *size.select_nth_unstable_by(s / 10, f32::total_cmp).1 as f64;
         let p90 = *size.select_nth_unstable_by(s - 1 - s / 10, f32::total_cmp).1 as f64;
+        let top = size.iter().fold(0.0f32, |a, &b| a.max(b)) as f64;
         let mut t = Self {
             s,
             out,
             size_spread: if p10 > 0.0 { p90 / p10 } else { f64::INFINITY },
+            size_top: if p90 > 0.0 {
+                top / p90
+            } else if top > 0.0 {
+                f64::INFINITY
+            } else {
+                1.0
+            },
             cut: (s0 - s) as f64 / s0.max(1) as f64,
             trimmed: [0.0; D],
             covered: [0.0; D],
