@@ -30,7 +30,8 @@ fn check<const D: usize>(name: &str, boxes: &[Aabb<D>], margin: f32, want: u64) 
     let config = Config::<D>::default().with_margin(margin);
     let brute = brute_force_pairs(boxes, &config).unwrap();
     assert_eq!(hash_pairs(&brute), want, "{name}: brute force {:#x}", hash_pairs(&brute));
-    for method in Method::ALL {
+    // `Method::BruteForce` runs `brute_force_pairs`'s code, hashed just above.
+    for method in Method::ALL.into_iter().filter(|&m| m != Method::BruteForce) {
         let got = find_pairs_with(boxes, &config.with_method(method)).unwrap();
         assert_eq!(hash_pairs(&got), want, "{name}, {method:?}: {} pairs", got.len());
     }
