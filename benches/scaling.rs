@@ -4,25 +4,30 @@
 //! Input: the seeded scenes of `broadphase::internals`. Output: criterion's groups, then
 //! one CSV per machine, `docs/bench/<machine>.csv` (a row per dimension, scene, `n`,
 //! method or peer and thread count: the median time of a call, boxes a second, the speedup
-//! over 1 thread, the pairs, the commit), the SVG plots drawn from every CSV there
+//! over 1 thread, the pairs, the commit, the method that ran), the SVG plots drawn from every CSV there
 //! (`docs/bench/<machine>/<dims>d-<scene>.svg`: time against threads at the largest `n`,
 //! and time against `n` at the most threads, both log-log), and the tables of
 //! `docs/BENCHMARKS.md` and the plot of the README, generated between the marker comments
 //! `<!-- scaling:begin -->` and `<!-- scaling:end -->`.
 //!
-//! Run: `cargo bench --bench scaling` runs the whole sweep below (over an hour on 16
-//! cores: some 1,200 functions). Narrow it with environment variables (comma separated lists):
+//! Run: `cargo bench --bench scaling` runs the default sweep below: every scene, method
+//! (but the quadratic reference) and peer at 10k and 100k boxes, 0.3 s of samples a
+//! function (10 samples at least: the dense 2D sticks at 100k take a third of the time;
+//! 13 minutes on the 2-core machine while another build shared it). `BP_SWEEP=full` adds 1M boxes and measures 2 seconds a function (over an hour on
+//! 16 cores: some 1,200 functions). Narrow either with environment variables (comma
+//! separated lists):
 //!
 //! | variable            | default                                  | meaning                                      |
 //! |---------------------|------------------------------------------|----------------------------------------------|
-//! | `BP_SIZES`          | `10000,100000,1000000`                   | `n`, timed in ascending order (`mixed` adds 1000 thin boxes) |
+//! | `BP_SWEEP`          | `default`                                | `full`: the sizes and times of the full sweep |
+//! | `BP_SIZES`          | `10000,100000` (full: and `1000000`)     | `n`, timed in ascending order (`mixed` adds 1000 thin boxes) |
 //! | `BP_DIMS`           | `2,3`                                    | dimensions, 1 to 3 (the peers run in 2D and 3D) |
 //! | `BP_SCENES`         | `uniform,varied,clustered,mixed,tiles,terrain,sticks,parked:10:1e9` | scenes of `broadphase::internals::by_name` (`parked:10:1e9`: a tenth of the boxes parked far away) |
 //! | `BP_THREADS`        | `1,2,4,...,all`                          | rayon thread counts: the powers of two below the core count, then `all` (every core) |
-//! | `BP_METHODS`        | every method in `benches/common/methods.rs` | our `Config::method`s by name, or `none` |
+//! | `BP_METHODS`        | every method in `benches/common/methods.rs` (default sweep: but `brute_force`) | our `Config::method`s by name, or `none` |
 //! | `BP_PEERS`          | `parry3d,broccoli,broccoli_par,rstar`    | peers by name, or `none`                     |
-//! | `BP_MEASURE`        | `2`                                      | criterion measurement time, seconds          |
-//! | `BP_WARMUP`         | `0.5`                                    | criterion warm-up time, seconds              |
+//! | `BP_MEASURE`        | `0.3` (full: `2`)                        | criterion measurement time, seconds          |
+//! | `BP_WARMUP`         | `0.1` (full: `0.5`)                      | criterion warm-up time, seconds              |
 //! | `BP_BUDGET`         | `0.25`                                   | seconds a call: a method or peer over it at its fewest threads is skipped at the larger sizes |
 //! | `BP_CHECK_N`        | `3000`                                   | size of the correctness check's scenes (`0`: no check) |
 //! | `BP_MACHINE`        | the host name, else `unnamed`            | the machine: names the CSV and the plots     |
@@ -112,7 +117,8 @@ fn default_threads(all: usize) -> String {
 impl Opts {
     fn from_env() -> Self {
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-        let mut sizes = env_nums("BP_SIZES", "10000,100000,1000000");
+        let full = env_str("BP_SWEEP", "default") == "full";
+        let mut sizes = env_nums("BP_SIZES", if full { "10000,100000,1000000" } else { "10000,100000" });
         sizes.sort_unstable();
         sizes.dedup();
         let dims = env_nums("BP_DIMS", "2,3");
@@ -139,7 +145,11 @@ impl Opts {
         threads.sort_unstable();
         threads.dedup();
         assert!(threads.first().is_some_and(|&t| t >= 1), "BP_THREADS: at least 1");
-        let methods: Vec<String> = env_words("BP_METHODS", &methods::method_names().join(","))
+        // The quadratic reference takes about a second a call at 10k boxes: the full sweep
+        // times it, the default one does not.
+        let default_methods: Vec<&str> =
+            methods::method_names().into_iter().filter(|&m| full || m != "brute_force").collect();
+        let methods: Vec<String> = env_words("BP_METHODS", &default_methods.join(","))
             .into_iter()
             .filter(|m| m != "none")
             .inspect(|m| {
@@ -158,8 +168,8 @@ impl Opts {
             threads,
             methods,
             peers,
-            measure: env_secs("BP_MEASURE", 2.0),
-            warm_up: env_secs("BP_WARMUP", 0.5),
+            measure: env_secs("BP_MEASURE", if full { 2.0 } else { 0.3 }),
+            warm_up: env_secs("BP_WARMUP", if full { 0.5 } else { 0.1 }),
             budget: env::env_f64("BP_BUDGET", 0.25),
             check_n: env_num("BP_CHECK_N", 3000),
             machine: csv::machine_name(&env_str("BP_MACHINE", "")),
@@ -302,7 +312,7 @@ fn bench_dim<const D: usize>(
                     continue;
                 }
                 let first = rows.len();
-                let mut add = |threads: usize, median: Option<f64>, pairs: usize| {
+                let mut add = |threads: usize, median: Option<f64>, pairs: usize, ran: &str| {
                     rows.extend(median.map(|median_s| Row {
                         machine: opts.machine.clone(),
                         cores: opts.cores,
@@ -316,6 +326,7 @@ fn bench_dim<const D: usize>(
                         speedup: None,
                         pairs: pairs as u64,
                         commit: opts.commit.clone(),
+                        ran: ran.to_string(),
                     }))
                 };
                 match who {
@@ -329,6 +340,7 @@ fn bench_dim<const D: usize>(
                             "{group}: {name} found another number of pairs than auto"
                         );
                         let pairs = out.len();
+                        let ran = bp.stats().method.name();
                         for (t, pool) in pools {
                             let median = measure(&mut g, &format!("{name}/t{t}"), |iters| {
                                 let start = std::time::Instant::now();
@@ -338,7 +350,7 @@ fn bench_dim<const D: usize>(
                                 }
                                 start.elapsed()
                             });
-                            add(*t, median, pairs);
+                            add(*t, median, pairs, ran);
                         }
                     }
                     Who::Peer(peer) => {
@@ -354,7 +366,7 @@ fn bench_dim<const D: usize>(
                             let t = if peer.parallel() { *t } else { 1 };
                             let median =
                                 measure(&mut g, &format!("{name}/t{t}"), |iters| run.time(iters, pool));
-                            add(t, median, got.len());
+                            add(t, median, got.len(), "");
                         }
                     }
                 }
@@ -437,7 +449,9 @@ fn main() {
         println!("correctness check passed");
     }
 
-    let mut c = Criterion::default().configure_from_args();
+    // The table and the CSV take the median of the samples (`measure`); criterion's own
+    // bootstrap of each function only needs to be cheap.
+    let mut c = Criterion::default().nresamples(1000).configure_from_args();
     let mut rows = Vec::new();
     for &d in &opts.dims {
         match d {

@@ -169,6 +169,7 @@ impl<const D: usize> Broadphase<D> {
         let narrowed = full != (scan.min, scan.max);
         let (axis, per_box) = scan.best();
         let choice = crate::choose::choose::<D>(self.config.method, &scan, sample.as_ref(), axis, per_box);
+        self.stats.method = choice.method();
         if choice != Choice::Columns {
             self.stats.t_scan = t0.elapsed();
             let t = Instant::now();

@@ -2,6 +2,7 @@
 //! `t_sweep`, `t_pairs`, in the order `pipeline` runs them) and the counts. Cheap to keep
 //! (a few integer adds a chunk), always on; every count is the same for any thread count.
 
+use crate::Method;
 use std::time::Duration;
 
 /// What one run did, stage by stage.
@@ -10,6 +11,9 @@ use std::time::Duration;
 pub struct Stats {
     /// Boxes in the input.
     pub boxes: usize,
+    /// The method that found the pairs: under [`Method::Auto`], the one it chose
+    /// (`Method::Auto` before the first run, and after a run whose input was invalid).
+    pub method: Method,
     /// The scan (validation, bounds, sweep-axis estimate, the choice of algorithm) and the
     /// column plan (levels; none where the scene is swept whole).
     pub t_scan: Duration,

@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-pub const HEADER: &str =
-    "machine,cores,dims,scene,n,method_or_peer,threads,median_s,boxes_per_s,speedup_vs_1_thread,pairs,commit";
+pub const HEADER: &str = "machine,cores,dims,scene,n,method_or_peer,threads,median_s,boxes_per_s,\
+                          speedup_vs_1_thread,pairs,commit,ran";
 
 /// One measurement.
 #[derive(Clone, Debug)]
@@ -33,6 +33,9 @@ pub struct Row {
     pub pairs: u64,
     /// The short commit, or empty where it was unknown.
     pub commit: String,
+    /// The method that found the pairs (`Stats::method`): for `auto`, the one it chose;
+    /// empty for a peer.
+    pub ran: String,
 }
 
 type Key = (usize, String, usize, String, usize);
@@ -44,7 +47,7 @@ impl Row {
 
     fn line(&self) -> String {
         format!(
-            "{},{},{},{},{},{},{},{:.4e},{:.0},{},{},{}",
+            "{},{},{},{},{},{},{},{:.4e},{:.0},{},{},{},{}",
             self.machine,
             self.cores,
             self.dims,
@@ -56,14 +59,15 @@ impl Row {
             self.boxes_per_s,
             self.speedup.map(|s| format!("{s:.3}")).unwrap_or_default(),
             self.pairs,
-            self.commit
+            self.commit,
+            self.ran
         )
     }
 
     fn parse(line: &str) -> Result<Row, String> {
         let f: Vec<&str> = line.split(',').collect();
-        if f.len() != 12 {
-            return Err(format!("{} fields, not 12", f.len()));
+        if f.len() != 13 {
+            return Err(format!("{} fields, not 13", f.len()));
         }
         fn num<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
             s.trim().parse().map_err(|_| format!("{what}: {s:?} is not a number"))
@@ -81,6 +85,7 @@ impl Row {
             speedup: if f[9].trim().is_empty() { None } else { Some(num(f[9], "speedup")?) },
             pairs: num(f[10], "pairs")?,
             commit: f[11].trim().to_string(),
+            ran: f[12].trim().to_string(),
         })
     }
 }

@@ -1,11 +1,10 @@
 //! The scaling bench's tables, generated from the CSVs: a section per machine for
-//! `docs/BENCHMARKS.md` (its plots and one table: a row per dimension, scene, `n` and method
-//! or peer, a column per thread count with the median and the speedup over 1 thread, and
-//! boxes a second at the most threads) and one plot for the README. Each document holds
+//! `docs/BENCHMARKS.md` (its plots and one table: a row per dimension, scene and `n`, with
+//! the method `Auto` ran, the fastest other method and the fastest peer) and one plot for
+//! the README. Each document holds
 //! them between `<!-- scaling:begin -->` and `<!-- scaling:end -->`; the text there is
 //! replaced on every run, the rest of the document left as it is.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::csv::Row;
@@ -53,8 +52,9 @@ pub fn machine_section(machine: &str, rows: &[Row], plots: &[Plot]) -> String {
         "From `docs/bench/{machine}.csv`. Left: the time of a call against threads at the \
          largest `n`; right: against `n` at the most threads each ran at (log-log; ours \
          solid, the peers dashed, a single-threaded peer flat across the threads). The \
-         table: criterion medians, ms a call, the speedup over 1 thread in parentheses, \
-         and millions of boxes a second at the most threads.\n\n"
+         table: for each scene and size, the method `Auto` ran and the fastest of the \
+         others and of the peers, criterion medians, ms a call; every method's and peer's \
+         time at every thread count, with boxes a second, is in the CSV.\n\n"
     );
     for p in plots {
         s += &format!(
@@ -67,49 +67,71 @@ pub fn machine_section(machine: &str, rows: &[Row], plots: &[Plot]) -> String {
     s
 }
 
-/// A table row: dimension, scene, `n`, method or peer.
-type TableKey<'a> = (usize, &'a str, usize, &'a str);
+/// The fastest of `rows` (one scene and size) at `threads` among those `pick` keeps: its
+/// name and median.
+fn fastest<'a>(rows: &[&'a Row], threads: usize, pick: impl Fn(&Row) -> bool) -> Option<&'a Row> {
+    rows.iter()
+        .copied()
+        .filter(|r| r.threads == threads && pick(r))
+        .min_by(|a, b| a.median_s.total_cmp(&b.median_s))
+}
 
-/// The table of one machine: milliseconds a call, the speedup over 1 thread in
-/// parentheses, and millions of boxes a second at the row's most threads (in parentheses).
+/// `name median` in milliseconds, or empty.
+fn named(r: Option<&Row>) -> String {
+    r.map(|r| format!("{} {}", r.who, sig(r.median_s * 1e3, 3))).unwrap_or_default()
+}
+
+/// `a / b` to two decimals, or empty.
+fn ratio(a: Option<&Row>, b: Option<&Row>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) => format!("{:.2}", a.median_s / b.median_s),
+        _ => String::new(),
+    }
+}
+
+/// The table of one machine, a row per dimension, scene and `n`: the method `Auto` ran
+/// and its time at 1 thread and at the most threads, the fastest other method at each with
+/// `Auto`'s time over its, the fastest peer (at the thread count where it was fastest)
+/// with its time over `Auto`'s at the most threads, and `Auto`'s speedup. Milliseconds a
+/// call, criterion medians; every method's row is in the CSV.
 fn table(rows: &[Row]) -> String {
-    let mut threads: Vec<usize> = rows.iter().map(|r| r.threads).collect();
-    threads.sort_unstable();
-    threads.dedup();
-    // Rows of the table, in the CSV's order (rows arrive sorted).
-    let mut lines: Vec<(TableKey, BTreeMap<usize, &Row>)> = Vec::new();
+    let most = rows.iter().map(|r| r.threads).max().unwrap_or(1);
+    let ours = |r: &Row| !r.ran.is_empty();
+    // Rows of one dimension, scene and `n`, in the CSV's order (rows arrive sorted).
+    type Group<'a> = ((usize, &'a str, usize), Vec<&'a Row>);
+    let mut groups: Vec<Group> = Vec::new();
     for r in rows {
-        let key = (r.dims, r.scene.as_str(), r.n, r.who.as_str());
-        match lines.last_mut() {
-            Some((k, m)) if *k == key => {
-                m.insert(r.threads, r);
-            }
-            _ => lines.push((key, BTreeMap::from([(r.threads, r)]))),
+        let key = (r.dims, r.scene.as_str(), r.n);
+        match groups.last_mut() {
+            Some((k, g)) if *k == key => g.push(r),
+            _ => groups.push((key, vec![r])),
         }
     }
-    let mut s = String::from("| dims | scene | n | method or peer |");
-    for t in &threads {
-        s += &format!(" {t} |");
-    }
-    s += " M boxes/s (threads) |\n|---|---|---|---|";
-    s += &"---|".repeat(threads.len() + 1);
-    s.push('\n');
-    for ((dims, scene, n, who), by_t) in &lines {
-        s += &format!("| {dims}D | {scene} | {n} | {who} |");
-        for t in &threads {
-            match by_t.get(t) {
-                Some(r) => {
-                    s += &format!(" {}", sig(r.median_s * 1e3, 4));
-                    if let Some(x) = r.speedup.filter(|_| *t != 1) {
-                        s += &format!(" ({:.2})", x);
-                    }
-                    s += " |";
-                }
-                None => s += " |",
-            }
-        }
-        let (t, most) = by_t.iter().next_back().unwrap();
-        s += &format!(" {} ({t}) |\n", sig(most.boxes_per_s / 1e6, 3));
+    let mut s = format!(
+        "| dims | scene | n | Auto ran | Auto, 1 | fastest other, 1 | Auto / fastest, 1 | \
+         Auto, {most} | fastest other, {most} | Auto / fastest, {most} | fastest peer | \
+         peer / Auto, {most} | Auto's speedup |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+    );
+    for ((dims, scene, n), g) in &groups {
+        let auto = |t| g.iter().copied().find(|r| r.who == "auto" && r.threads == t);
+        let (a1, am) = (auto(1), auto(most));
+        let other = |t| fastest(g, t, |r| ours(r) && r.who != "auto");
+        let (o1, om) = (other(1), other(most));
+        let peer = g.iter().copied().filter(|r| !ours(r)).min_by(|a, b| a.median_s.total_cmp(&b.median_s));
+        let ms = |r: Option<&Row>| r.map(|r| sig(r.median_s * 1e3, 3)).unwrap_or_default();
+        let peer_named = peer.map(|p| format!("{} (t{})", named(Some(p)), p.threads)).unwrap_or_default();
+        let speedup = am.and_then(|r| r.speedup).map(|x| format!("{x:.2}")).unwrap_or_default();
+        s += &format!(
+            "| {dims}D | {scene} | {n} | {} | {} | {} | {} | {} | {} | {} | {peer_named} | {} | {speedup} |\n",
+            a1.or(am).map(|r| r.ran.as_str()).unwrap_or(""),
+            ms(a1),
+            named(o1),
+            ratio(a1, o1),
+            ms(am),
+            named(om),
+            ratio(am, om),
+            ratio(peer, am),
+        );
     }
     s
 }

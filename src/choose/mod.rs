@@ -119,6 +119,22 @@ pub(crate) enum Choice {
     Quadtree,
 }
 
+impl Choice {
+    /// The method that runs this choice.
+    pub(crate) fn method(self) -> crate::Method {
+        use crate::Method;
+        match self {
+            Choice::Sweep => Method::Sweep,
+            Choice::Columns => Method::Columns,
+            Choice::Tree => Method::Tree,
+            Choice::Rdc => Method::Rdc,
+            Choice::BruteForce => Method::BruteForce,
+            Choice::Grid => Method::Grid,
+            Choice::Quadtree => Method::Quadtree,
+        }
+    }
+}
+
 /// The fewest candidates a box must be expected to meet in the columns
 /// ([`TrimSample::column_tests`]) for `Method::Auto` to take the tree. The estimate takes
 /// every box at its coarsest level, so it overstates the columns' candidates several

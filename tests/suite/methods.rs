@@ -87,6 +87,14 @@ fn check<const D: usize>(name: &str, boxes: &[Aabb<D>], margin: f32) -> Result<(
         bp.find_pairs(&fewer, &mut out).map_err(|e| TestCaseError::fail(format!("{ctx}, after: {e:?}")))?;
         compare(&format!("{ctx}, the call after the error"), &fewer, margin, &out, &want_fewer)
             .map_err(TestCaseError::fail)?;
+        // The method that ran: the one asked for, or the one `Auto` chose.
+        let ran = bp.stats().method;
+        prop_assert!(
+            if method == Method::Auto { ran != Method::Auto } else { ran == method },
+            "{}: {:?} ran",
+            ctx,
+            ran
+        );
     }
     Ok(())
 }
