@@ -20,10 +20,10 @@
 //!   of 32 larger-set boxes (its tree kept for the world's joins, `bvh::between`), and
 //!   the one search over both sets that the tree gave way to on dense unordered scenes.
 //!   PERF: benches/queries.rs (`between`), 1M static boxes and 100k dynamic ones, 2
-//!   threads, a shared and loaded 2-core machine, the join over one `find_pairs` over
-//!   both sets in the same run: tiles 2D 37.9 ms over 159 (the tree 106 over 157),
-//!   terrain 3D 73.6 over 194 (the tree 81.7 over 196), uniform 3D in random order 110
-//!   over 141 (the tree 178 over 124).
+//!   threads, a shared and loaded 2-core machine, the join and one `find_pairs` over
+//!   both sets in the same run: tiles 2D 36.1 ms and 157 (the tree 118 and 175),
+//!   terrain 3D 51.6 and 208 (the tree 89.9 and 213), uniform 3D in random order 103
+//!   and 151 (the tree 200 and 163).
 
 use crate::kernels::pair_sort::PairBudget;
 use crate::time::Instant;
