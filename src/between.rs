@@ -3,17 +3,27 @@
 //!
 //! - Input: two slices of boxes and the finder's [`Config`] (its margin
 //!   and pair bound). Output: every `[i, j]` with `a[i]` overlapping `b[j]`, sorted.
-//! - Stages: both sets validated; a tree ([`crate::bvh`]) over the smaller set; blocks of
-//!   consecutive boxes of the larger set walk it (`bvh::between`); the pair sort, in one id space (`a`'s ids,
-//!   then `b`'s after them), then the ids of `b` put back.
-//! - Cost: O(m) for a tree over the m smaller boxes; for the n larger ones, one walk a
-//!   block of 32 where their order is spatially coherent (a mesh, a map, a level), else
-//!   O(n (log m + k)); O(pairs) for the sort. Pairs within a set are never looked at.
+//! - Stages: the smaller set scanned (validity, bounds, its bulk: `choose::scan_scene`
+//!   and the trim sample, as `find_pairs` scans) and filed in the hierarchical grid
+//!   (`algorithms::grid`, its cells fitted to the larger set's boxes); every box of the
+//!   larger set, in its own order, looks through every level's window of it, and is
+//!   checked for validity on the way (`algorithms::grid::join`); the pair sort, in one
+//!   id space (`a`'s ids, then `b`'s after them), then the ids of `b` put back.
+//! - Cost: O(m) for the grid over the m smaller boxes (a radix sort); for the n larger
+//!   ones a few cell maps and table reads each, plus their candidates; O(pairs) for the
+//!   sort. Pairs within a set are never looked at, and the larger set is never sorted.
 //! - Threads: the caller's rayon pool; the output is the same bytes for any thread count.
-//! - Allocation: the finder's tree and key lists, kept between calls; the output.
+//! - Allocation: the finder's grid and key lists, kept between calls; the output.
 //! - Errors: as [`Broadphase::find_pairs`]: an invalid box is [`Error::InvalidBox`] with
 //!   its index in `a`, or `a.len()` plus its index in `b` (its index in `a` then `b`).
-//! - Source: this crate (the tree: Karras 2012).
+//! - Source: this crate. The grid replaced a tree over the smaller set walked by blocks
+//!   of 32 larger-set boxes (its tree kept for the world's joins, `bvh::between`), and
+//!   the one search over both sets that the tree gave way to on dense unordered scenes.
+//!   PERF: benches/queries.rs (`between`), 1M static boxes and 100k dynamic ones, 2
+//!   threads, a shared and loaded 2-core machine, the join and one `find_pairs` over
+//!   both sets in the same run: tiles 2D 36.1 ms and 157 (the tree 118 and 175),
+//!   terrain 3D 51.6 and 208 (the tree 89.9 and 213), uniform 3D in random order 103
+//!   and 151 (the tree 200 and 163).
 
 use crate::kernels::pair_sort::PairBudget;
 use crate::time::Instant;
@@ -43,28 +53,37 @@ impl<const D: usize> Broadphase<D> {
         if n > u32::MAX as usize {
             return Err(Error::TooManyBoxes { len: n });
         }
-        crate::validate::check_boxes(a)?;
-        crate::validate::check_boxes(b).map_err(|e| match e {
-            Error::InvalidBox { index, problem } => Error::InvalidBox { index: a.len() + index, problem },
-            e => e,
-        })?;
-        self.stats.t_scan = t0.elapsed();
-        let t = Instant::now();
         let m = self.config.margin;
         let na = a.len() as u32;
-        // The tree over the smaller set; the larger one walks it.
+        // The grid over the smaller set; the larger one looks through it.
         let (small, large, offsets) = if a.len() <= b.len() { (a, b, [0, na]) } else { (b, a, [na, 0]) };
-        self.tree.build_for_queries(small, m);
-        self.stats.entries = self.tree.len();
+        // The smaller set's scan, beside its trim sample, as `find_pairs` scans: its live
+        // grown boxes' bounds (the grid's cells, and the larger set's cull) and its bulk's
+        // (the cost model's density, strays left out).
+        let (mut scan, sample) = crate::par::join(
+            || crate::choose::scan_scene(small, m),
+            || crate::choose::TrimSample::take(small, m),
+        );
+        if scan.invalid {
+            return first_invalid(a, b);
+        }
+        let bounds = Aabb { min: scan.min, max: scan.max };
+        if let Some(sample) = &sample {
+            scan.trim(sample);
+        }
+        let bulk = Aabb { min: scan.min, max: scan.max };
+        self.stats.t_scan = t0.elapsed();
+        let t = Instant::now();
+        self.grid.build_for_join(small, large, m, bounds, bulk);
+        self.stats.entries = self.grid.len();
         self.stats.t_sort = t.elapsed();
         let t = Instant::now();
         let budget = PairBudget::new(self.config.max_pairs);
-        // With a pair bound the join must run itself: the one-shot search would count the
-        // pairs within each set against the bound too.
-        let alone = self.config.max_pairs.is_none();
-        let Some(tested) = self.tree.pairs_against(large, m, offsets, n, alone, &budget, out) else {
-            return self.as_one(a, b, out);
-        };
+        let looked = self.grid.pairs_against(large, m, &bounds, offsets, n, &budget, out);
+        if looked.invalid {
+            out.clear();
+            return first_invalid(a, b);
+        }
         if let Err(e) = budget.verdict() {
             out.clear();
             return Err(e);
@@ -73,34 +92,24 @@ impl<const D: usize> Broadphase<D> {
             p[1] -= na;
         }
         self.stats.t_sweep = t.elapsed();
-        self.stats.candidates = tested;
-        self.stats.exact_tests = tested;
+        self.stats.candidates = looked.tested;
+        self.stats.exact_tests = looked.tested;
         self.stats.pairs = out.len();
         self.stats.t_total = t0.elapsed();
         Ok(())
     }
 }
 
-impl<const D: usize> Broadphase<D> {
-    /// The join as one search over `a` then `b`, its pairs across the two sets kept:
-    /// where the sets are dense and in no spatial order, cheaper than the join's walks.
-    fn as_one(&mut self, a: &[Aabb<D>], b: &[Aabb<D>], out: &mut Vec<[u32; 2]>) -> Result<(), Error> {
-        let mut joined = std::mem::take(&mut self.joined);
-        joined.clear();
-        joined.extend_from_slice(a);
-        joined.extend_from_slice(b);
-        let found = self.frame(&joined, out);
-        self.joined = joined;
-        found?;
-        let na = a.len() as u32;
-        // Sorted pairs `[i, j]`, `i < j`: those across are `i < na <= j`, still sorted.
-        out.retain(|p| p[0] < na && p[1] >= na);
-        for p in out.iter_mut() {
-            p[1] -= na;
-        }
-        self.stats.pairs = out.len();
-        Ok(())
-    }
+/// The error of the first invalid box of `a` then `b` (indices of `b` after `a`'s), for
+/// a call that saw one.
+fn first_invalid<const D: usize>(a: &[Aabb<D>], b: &[Aabb<D>]) -> Result<(), Error> {
+    crate::validate::check_boxes(a)?;
+    crate::validate::check_boxes(b).map_err(|e| match e {
+        Error::InvalidBox { index, problem } => Error::InvalidBox { index: a.len() + index, problem },
+        e => e,
+    })?;
+    // Not reached: the scans test what `check_box` tests.
+    Err(Error::InvalidBox { index: 0, problem: crate::error::BoxProblem::NaN })
 }
 
 /// Every `[i, j]` with `a[i]` overlapping `b[j]` (closed boxes), sorted ascending: the
@@ -168,9 +177,8 @@ mod tests {
         (st, crowd)
     }
 
-    /// The larger set in its own coherent order, shuffled (the join reorders it), and
-    /// shuffled and dense (the join gives way to one search over both), with and
-    /// without a pair bound (which keeps the join), both ways round.
+    /// The larger set in its own coherent order, shuffled, and dense, with and without a
+    /// pair bound, both ways round (the grid over whichever set is smaller).
     #[test]
     fn every_path_of_the_join_matches_a_double_loop() {
         for (name, shuffle) in [("terrain", false), ("terrain", true), ("uniform", true), ("copies", true)] {

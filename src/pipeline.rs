@@ -78,13 +78,11 @@ pub struct Broadphase<const D: usize> {
     rdc: RdcPairs<D>,
     /// The brute force's grown boxes and row counts (`Method::BruteForce`).
     brute: BruteForce<D>,
-    /// The hierarchical grid (`Method::Grid`).
-    grid: Grid<D>,
+    /// The hierarchical grid (`Method::Grid`; and a join's smaller set,
+    /// `find_pairs_between`).
+    pub(crate) grid: Grid<D>,
     /// The quadtree or octree (`Method::Quadtree`), its grid over the scan's bounds.
     quadtree: Quadtree<D>,
-    /// Both sets of a spatial join, one after the other, where it runs as one search
-    /// (`find_pairs_between`).
-    pub(crate) joined: Vec<Aabb<D>>,
     /// Where the plan set boxes apart (far outside the grid; [`crate::columns::Strays`]):
     /// a finder of their own for them and the boxes crossing the grid's border (made on the
     /// first such frame, never setting boxes apart itself), those boxes, their pairs, and
@@ -120,7 +118,6 @@ impl<const D: usize> Broadphase<D> {
             brute: BruteForce::default(),
             grid: Grid::default(),
             quadtree: Quadtree::default(),
-            joined: Vec::new(),
             nested,
             apart: None,
             apart_boxes: Vec::new(),

@@ -1,5 +1,7 @@
 //! The pairs between two sets of boxes: a tree over one set, walked by blocks of
-//! consecutive boxes of the other.
+//! consecutive boxes of the other. The world's whole-frame search walks its settled
+//! static tree so (`world::search::whole`); `find_pairs_between` files its smaller set
+//! in a grid instead (`algorithms::grid::join`).
 //!
 //! - Input: a [`Bvh`] built over one set, the other set (grown by the margin here), the
 //!   id offsets that put both sets in one id space, a [`PairBudget`].
@@ -30,43 +32,33 @@ use std::ops::ControlFlow;
 /// Consecutive other boxes that walk the tree together, with their union: inputs in a
 /// spatially coherent order (a mesh's triangles, a map's tiles, a level's rooms) make
 /// tight blocks, and one walk a block replaces one a box. PERF: benches/queries.rs
-/// (`between`).
+/// (`between`), measured while `find_pairs_between` walked this tree.
 const BLOCK: usize = 32;
 /// Leaves a block may gather, a box: past it, each box of the block walks alone.
 const CANDIDATES: usize = 8;
 /// Blocks the coherence test samples.
 const SAMPLE_BLOCKS: usize = 64;
-/// Fewer other boxes than this are never reordered, and never left to the one-shot search.
+/// Fewer other boxes than this are never reordered.
 const SORT_MIN: usize = 8192;
-/// Leaves a sampled block of a reordered input gathers on average (so tests a box),
-/// above which the join gives way to the one-shot search over both sets: boxes read in
-/// Morton order are read at random, and each tests every leaf its block gathered.
-/// Uniform 3D boxes, 1M against 100k: 23 a block, the join 2.4x the one-shot's time; a
-/// terrain, in its own coherent order: 8.7, the join 0.45x. PERF: benches/queries.rs
-/// (`between`).
-const DENSE: usize = 16;
 
 impl<const D: usize> Bvh<D> {
     /// Every pair of a leaf (id `tree_offset + id`) and a box of `others` (id
     /// `other_offset + index`, grown by `margin`; inverted ones meet nothing) that
     /// overlap, into `out` (cleared first), sorted; `n_ids` ids in all. Returns the leaf
-    /// boxes tested, or `None`, having found nothing, where `may_give_way` and a sample
-    /// says the one-shot search over both sets costs less. Stops early once `budget` stops (the caller
-    /// reports its verdict and clears `out`).
-    #[allow(clippy::too_many_arguments)]
+    /// boxes tested. Stops early once `budget` stops (the caller reports its verdict and
+    /// clears `out`).
     pub(crate) fn pairs_against(
         &mut self,
         others: &[Aabb<D>],
         margin: f32,
         [tree_offset, other_offset]: [u32; 2],
         n_ids: usize,
-        may_give_way: bool,
         budget: &PairBudget,
         out: &mut Vec<[u32; 2]>,
-    ) -> Option<usize> {
+    ) -> usize {
         out.clear();
         if self.leaves.is_empty() || others.is_empty() {
-            return Some(0);
+            return 0;
         }
         let n = others.len();
         let chunk = chunk_len(n);
@@ -75,18 +67,11 @@ impl<const D: usize> Bvh<D> {
             self.parts.resize_with(chunks, Vec::new);
         }
         // Blocks are tight only where consecutive boxes lie near each other: a sample of
-        // blocks tells, and an incoherent input is put in Morton order first. Where even
-        // then the blocks gather many leaves a box (dense sets), the join would cost more
-        // than the one-shot search over both sets, and the caller runs that instead.
-        let (mut sorted, mut sample) = (false, self.sample(others, margin, false));
-        if n >= SORT_MIN && sample.1 * 4 > sample.0 {
+        // blocks tells, and an incoherent input is put in Morton order first.
+        let (seen, crowded) = self.sample(others, margin);
+        let sorted = n >= SORT_MIN && crowded * 4 > seen;
+        if sorted {
             self.order_by_morton(others, margin);
-            sorted = true;
-            sample = self.sample(others, margin, true);
-        }
-        let (seen, crowded, gathered) = sample;
-        if may_give_way && sorted && (crowded * 4 > seen || gathered > seen * DENSE) {
-            return None;
         }
         let mut parts = std::mem::take(&mut self.parts);
         let me = &*self;
@@ -173,21 +158,18 @@ impl<const D: usize> Bvh<D> {
             .sum();
         super::pairs::finish(&parts[..chunks], n_ids, budget, out);
         self.parts = parts;
-        Some(tests)
+        tests
     }
 
-    /// A sample of up to [`SAMPLE_BLOCKS`] blocks spread over `others` (in `order` where
-    /// sorted): how many were sampled, how many gathered more than [`CANDIDATES`] leaves
-    /// a box, and the leaves gathered in all (counted up to that bound a block).
-    fn sample(&self, others: &[Aabb<D>], margin: f32, sorted: bool) -> (usize, usize, usize) {
+    /// A sample of up to [`SAMPLE_BLOCKS`] blocks spread over `others`, in their order:
+    /// how many were sampled, and how many gathered more than [`CANDIDATES`] leaves a box.
+    fn sample(&self, others: &[Aabb<D>], margin: f32) -> (usize, usize) {
         let blocks = others.len() / BLOCK;
         let step = (blocks / SAMPLE_BLOCKS).max(1);
-        let (mut seen, mut crowded, mut gathered) = (0, 0, 0);
+        let (mut seen, mut crowded) = (0, 0);
         for b in (0..blocks).step_by(step).take(SAMPLE_BLOCKS) {
             let mut bb: Option<Aabb<D>> = None;
-            for k in b * BLOCK..(b + 1) * BLOCK {
-                let i = if sorted { self.order[k] as u32 as usize } else { k };
-                let g = others[i].grown(margin);
+            for g in others[b * BLOCK..(b + 1) * BLOCK].iter().map(|o| o.grown(margin)) {
                 if !g.is_inverted() {
                     bb = Some(bb.map_or(g, |u| u.union(&g)));
                 }
@@ -205,9 +187,8 @@ impl<const D: usize> Bvh<D> {
                     }
                 })
                 .is_break() as usize;
-            gathered += met;
         }
-        (seen, crowded, gathered)
+        (seen, crowded)
     }
 
     /// `order` (as `code << 32 | index`, sorted): `others` by the Morton code of their

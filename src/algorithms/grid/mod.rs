@@ -25,6 +25,9 @@
 //!   of levels exactly one side looks through the other's table, the one the cost model
 //!   expects to cost less (many small boxes through a few big boxes' cells, or a few long
 //!   planks through the small boxes' rows along them).
+//! - Joins ([`join`], `find_pairs_between`): built over the smaller of two sets, each
+//!   level's cells fitted to the other set's looks, and every box of the other set looks
+//!   through every level, so each pair across the sets is found once, by that box.
 //! - Cost: O(n) for the plan, the entries and the gather; the radix sort of n keys over
 //!   the slot bits; per box its windows' rows and candidates: a few rows and a few boxes
 //!   where the boxes are of one size and spread evenly, more where sizes within a level
@@ -35,7 +38,7 @@
 //! - Allocation: [`Grid`] keeps every buffer (levels, per-chunk sums, keys, rows, slot
 //!   table) between calls; a frame allocates a list of slices a chunk of boxes, each
 //!   chunk's pair keys (and list of runs, where it looks through a hashed level), and the
-//!   output's growth.
+//!   output's growth; a join keeps its chunks' keys and runs too.
 //! - Source: the grid, and its trouble with boxes of varying sizes (cells too big test
 //!   too much, too small register a box in many): Michael Baczynski, "Quadtree
 //!   demonstration" (Polygonal Labs). Levels of cells doubling in size, a box on the first
@@ -43,6 +46,7 @@
 //!   its lower corner, looking through its neighbours' cells, and the cost model: this
 //!   crate.
 
+mod join;
 mod plan;
 mod query;
 #[cfg(test)]
@@ -81,6 +85,8 @@ pub(crate) struct Grid<const D: usize> {
     starts: Vec<u32>,
     /// Live boxes (rows).
     rows: usize,
+    /// A join's per-chunk keys and runs (`join`), kept between calls.
+    join: Vec<join::JoinPart>,
 }
 
 impl<const D: usize> Default for Grid<D> {
@@ -97,6 +103,7 @@ impl<const D: usize> Default for Grid<D> {
             id: Vec::new(),
             starts: Vec::new(),
             rows: 0,
+            join: Vec::new(),
         }
     }
 }
@@ -110,6 +117,19 @@ impl<const D: usize> Grid<D> {
     /// Plans the levels for `boxes` grown by `margin` and files every live box: `bounds`
     /// are the live grown boxes' bounds, `bulk` those of their bulk (strays trimmed).
     pub(crate) fn build(&mut self, boxes: &[Aabb<D>], margin: f32, bounds: Aabb<D>, bulk: Aabb<D>) {
+        self.build_with(boxes, margin, bounds, bulk, None);
+    }
+
+    /// [`Grid::build`], its cells fitted to the pairs among the boxes, or where `join`
+    /// gives another set, to that set's looks through them (`join`).
+    fn build_with(
+        &mut self,
+        boxes: &[Aabb<D>],
+        margin: f32,
+        bounds: Aabb<D>,
+        bulk: Aabb<D>,
+        join: Option<&[Aabb<D>]>,
+    ) {
         let span: [f64; D] = std::array::from_fn(|k| {
             let s = bulk.max[k] as f64 - bulk.min[k] as f64;
             if s.is_finite() && s > 0.0 {
@@ -118,11 +138,13 @@ impl<const D: usize> Grid<D> {
                 0.0
             }
         });
-        let tau = plan::base_size(boxes, margin, &span, &mut self.sample);
+        let join = join.map(|large| plan::sample_sizes(large, margin, &span));
+        let join = join.as_ref();
+        let tau = plan::base_size(boxes, margin, &span, join, &mut self.sample);
         let chunk = chunk_len(boxes.len());
         plan::assign(boxes, margin, tau, chunk, &mut self.level, &mut self.parts);
         self.rows = self.parts.iter().map(|p| p.live).sum();
-        let slots = plan::levels(&self.parts, &bounds, &span, &mut self.levels);
+        let slots = plan::levels(&self.parts, &bounds, &span, join, &mut self.levels);
         self.write_entries(boxes, margin, chunk);
         // Global slots stay below 2^31 (`plan::MAX_SLOTS` a level).
         let bits = 64 - slots.max(1).leading_zeros();

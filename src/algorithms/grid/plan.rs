@@ -325,13 +325,76 @@ fn fit<const D: usize>(sizes: &[Sizes<D>; LEVELS], span: &[f64; D]) -> ([f64; LE
     (sides, t)
 }
 
+/// A level's cell side over its boxes' largest extent, the choices where another set's
+/// boxes look through the level (a join): no box of the level looks, so wider cells cost
+/// only the candidates they add, and a sparse level (a crowd over a scene ten times its
+/// number) is cheapest with cells several boxes wide, and fewer cells keep a dense table
+/// where a hashed one would be needed. PERF: benches/queries.rs (`between`): the crowd
+/// takes 4 on tiles 2D, 3 on uniform 3D, and 6 on terrain 3D, where the cap of 4 made a
+/// hashed table of 177 x 178 x 15 cells and the looks cost 91 ms, against 63 to 76 ms
+/// with 6 (a dense 118 x 119 x 10; 2 threads, the stats' `t_sweep`).
+const JOIN_FACTORS: [f64; 7] = [1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0];
+
+/// Each level's cell side for a join, where the boxes of sizes `a` look through every
+/// level (and no level through another): per level, of [`JOIN_FACTORS`] times its largest
+/// extent, the one of least expected work ([`look`]); and that work summed over levels.
+pub(super) fn fit_join<const D: usize>(
+    a: &Sizes<D>,
+    sizes: &[Sizes<D>; LEVELS],
+    span: &[f64; D],
+) -> ([f64; LEVELS], f64) {
+    let mut sides = [1.0; LEVELS];
+    let mut total = 0.0;
+    for (l, s) in sizes.iter().enumerate().filter(|(_, s)| s.n > 0.0) {
+        let mut best = (f64::INFINITY, side(s, span, JOIN_FACTORS[0]));
+        for f in JOIN_FACTORS {
+            let c = side(s, span, f);
+            let t = look(a, s, c, span, false);
+            if t < best.0 {
+                best = (t, c);
+            }
+        }
+        sides[l] = best.1;
+        // A level not finite: counted at its largest, so that the sum stays comparable.
+        total += best.0.min(f64::MAX);
+    }
+    (sides, total)
+}
+
+/// The sizes of `boxes` grown by `margin` (inverted ones left out) from a sample of at
+/// most [`SAMPLE`] of them, spread as [`base_size`] spreads its own, the counts and sums
+/// scaled to the whole set: the looking side of a join, for the cost model. Extents are
+/// cut at the filed bulk's `span` where it has one: a window never reaches past the
+/// grid's cells, so a box spanning everything (1e30) looks through them all, not through
+/// 1e30 of them.
+pub(super) fn sample_sizes<const D: usize>(boxes: &[Aabb<D>], margin: f32, span: &[f64; D]) -> Sizes<D> {
+    let n = boxes.len();
+    let stride = n.div_ceil(SAMPLE).max(1);
+    let blocks = n.div_ceil(stride);
+    let mut s = Sizes::EMPTY;
+    for b in 0..blocks {
+        let at = b * stride + (mix(b as u64) % stride.min(n - b * stride) as u64) as usize;
+        let g = boxes[at].grown(margin);
+        if !g.is_inverted() {
+            let e = extents(&g).0;
+            s.add(&std::array::from_fn(|k| if span[k] > 0.0 { e[k].min(span[k]) } else { e[k] }));
+        }
+    }
+    let scale = n as f64 / blocks.max(1) as f64;
+    s.n *= scale;
+    s.sum.iter_mut().for_each(|x| *x *= scale);
+    s
+}
+
 /// The base size: of the sampled boxes' largest extents cut at [`QUANTILES`], the one
-/// whose levels the cost model expects to cost least (ties: the larger, fewer levels).
-/// `sample` is the caller's buffer.
+/// whose levels the cost model expects to cost least (ties: the larger, fewer levels):
+/// the pairs among the boxes, or where `join` gives the sizes of another set, the pairs
+/// of that set's boxes with these ([`fit_join`]). `sample` is the caller's buffer.
 pub(super) fn base_size<const D: usize>(
     boxes: &[Aabb<D>],
     margin: f32,
     span: &[f64; D],
+    join: Option<&Sizes<D>>,
     sample: &mut Vec<([f64; D], f64)>,
 ) -> f64 {
     let n = boxes.len();
@@ -365,7 +428,10 @@ pub(super) fn base_size<const D: usize>(
             z.n *= scale;
             z.sum.iter_mut().for_each(|x| *x *= scale);
         }
-        let cost = fit(&sizes, span).1;
+        let cost = match join {
+            None => fit(&sizes, span).1,
+            Some(a) => fit_join(a, &sizes, span).1,
+        };
         if cost < best.0 {
             best = (cost, tau);
         }
@@ -414,11 +480,14 @@ pub(super) fn assign<const D: usize>(
 
 /// The levels of a frame from the pass's `parts`: counts and first rows, reaches, cells
 /// over `bounds` (the live grown boxes' bounds), slots and offsets, and the directions of
-/// the looks by the cost model over the bulk's `span`. Returns the total slots.
+/// the looks by the cost model over the bulk's `span` (cell sides fitted to the pairs
+/// among the boxes, or where `join` gives another set's sizes, to that set's looks:
+/// [`fit_join`]). Returns the total slots.
 pub(super) fn levels<const D: usize>(
     parts: &[Part<D>],
     bounds: &Aabb<D>,
     span: &[f64; D],
+    join: Option<&Sizes<D>>,
     out: &mut [Level<D>; LEVELS],
 ) -> u64 {
     let mut sizes = [Sizes::EMPTY; LEVELS];
@@ -431,7 +500,10 @@ pub(super) fn levels<const D: usize>(
     let lo: [f64; D] = std::array::from_fn(|k| bounds.min[k].max(f32::MIN) as f64);
     let hi: [f64; D] = std::array::from_fn(|k| bounds.max[k].min(f32::MAX) as f64);
     let (mut first, mut offset) = (0usize, 0u64);
-    let sides = fit(&sizes, span).0;
+    let sides = match join {
+        None => fit(&sizes, span).0,
+        Some(a) => fit_join(a, &sizes, span).0,
+    };
     for (l, (lv, s)) in out.iter_mut().zip(&sizes).enumerate() {
         *lv = Level::EMPTY;
         if s.n == 0.0 {

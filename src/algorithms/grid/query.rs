@@ -207,7 +207,7 @@ impl<const D: usize> Grid<D> {
 /// Steps `c` to the next row (axes `1..D`, axis 1 fastest) of the window `lo..=hi`;
 /// false past the last.
 #[inline(always)]
-fn next_row<const D: usize>(c: &mut [i64; D], lo: &[i64; D], hi: &[i64; D]) -> bool {
+pub(super) fn next_row<const D: usize>(c: &mut [i64; D], lo: &[i64; D], hi: &[i64; D]) -> bool {
     for k in 1..D {
         if c[k] < hi[k] {
             c[k] += 1;
@@ -221,7 +221,12 @@ fn next_row<const D: usize>(c: &mut [i64; D], lo: &[i64; D], hi: &[i64; D]) -> b
 /// The runs of slots of a hashed level's window `lo..=hi`, sorted, disjoint, each slot
 /// once, into `runs`. A window of at least as many cells as the level has slots is every
 /// slot.
-fn hashed_runs<const D: usize>(lv: &Level<D>, lo: &[i64; D], hi: &[i64; D], runs: &mut Vec<(u64, u64)>) {
+pub(super) fn hashed_runs<const D: usize>(
+    lv: &Level<D>,
+    lo: &[i64; D],
+    hi: &[i64; D],
+    runs: &mut Vec<(u64, u64)>,
+) {
     runs.clear();
     let t = lv.slots;
     let cells = (0..D).fold(1u128, |n, k| n.saturating_mul((hi[k] - lo[k]) as u128 + 1));

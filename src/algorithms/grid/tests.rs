@@ -198,3 +198,92 @@ fn budget_stops_and_grid_recovers() {
     assert!(budget.verdict().is_err());
     agree("after the budget", &scene::uniform::<2>(700, 4), 0.0);
 }
+
+/// The join of `small` (filed) and `large` (looking), grown by `margin`, checked against
+/// a double loop (ids of `large` after `small`'s), with the built grid.
+fn join_agree<const D: usize>(name: &str, small: &[Aabb<D>], large: &[Aabb<D>], margin: f32) -> Grid<D> {
+    let mut grid = Grid::default();
+    let full = crate::choose::scan_scene(small, margin);
+    let mut bulk = full;
+    bulk.trim_boxes(small, margin);
+    let bounds = Aabb { min: full.min, max: full.max };
+    grid.build_for_join(small, large, margin, bounds, Aabb { min: bulk.min, max: bulk.max });
+    grid.validate().unwrap_or_else(|e| panic!("{name}, D = {D}: {e}"));
+    let budget = PairBudget::new(None);
+    let mut out = vec![[9, 9]];
+    let ns = small.len() as u32;
+    let looked =
+        grid.pairs_against(large, margin, &bounds, [0, ns], small.len() + large.len(), &budget, &mut out);
+    budget.verdict().unwrap();
+    assert!(!looked.invalid, "{name}");
+    let live = |b: &Aabb<D>| Some(b.grown(margin)).filter(|g| !g.is_inverted());
+    let mut want = Vec::new();
+    for (i, s) in small.iter().enumerate().filter_map(|(i, s)| Some((i, live(s)?))) {
+        for (j, l) in large.iter().enumerate().filter_map(|(j, l)| Some((j, live(l)?))) {
+            if s.overlaps(&l) {
+                want.push([i as u32, ns + j as u32]);
+            }
+        }
+    }
+    assert!(out == want, "{name}, D = {D}, margin {margin}: {} pairs, want {}", out.len(), want.len());
+    grid
+}
+
+/// A crowd on a larger scene reaching past it; parked, huge, zero-size and identical
+/// boxes on both sides; sizes over six orders of magnitude in the filed set; margins of
+/// both signs and one that overflows to infinity. Both dense and hashed levels are taken,
+/// and several levels where sizes spread.
+fn joins_in<const D: usize>() {
+    let mut r = scene::Rng::new(11);
+    let crowd: Vec<Aabb<D>> = (0..1200)
+        .map(|_| {
+            let min: [f32; D] = std::array::from_fn(|_| r.range(0.0, 12.0));
+            Aabb::new(min, min.map(|x| x + r.range(0.5, 1.0)))
+        })
+        .collect();
+    let mut field: Vec<Aabb<D>> = (0..6000)
+        .map(|_| {
+            let min: [f32; D] = std::array::from_fn(|_| r.range(-6.0, 18.0));
+            Aabb::new(min, min.map(|x| x + r.range(0.3, 0.9)))
+        })
+        .collect();
+    field.push(Aabb::new([-1e30; D], [1e30; D]));
+    field.push(Aabb::new([3.0; D], [3.0; D]));
+    field.push(Aabb::new([1e9; D], [1e9; D]));
+    field.push(Aabb::new([-f32::MAX; D], [-f32::MAX; D]));
+    for margin in [0.0, 0.2, -0.3] {
+        let grid = join_agree("crowd on a field", &crowd, &field, margin);
+        assert!(grid.levels.iter().all(|l| l.count == 0 || !l.hashed), "D = {D}: a hashed level");
+    }
+    let mut parked = crowd.clone();
+    for (k, b) in parked.iter_mut().step_by(9).enumerate() {
+        let mut min = [1e9; D];
+        min[0] = 1e9 - 128.0 * (k % 20) as f32;
+        *b = Aabb::new(min, min.map(|x| x + 64.0));
+    }
+    parked[1] = parked[0];
+    parked.push(Aabb::new([2.0; D], [2.0; D]));
+    for margin in [0.0, 0.5] {
+        let grid = join_agree("parked crowd", &parked, &field, margin);
+        assert!(grid.levels.iter().any(|l| l.count > 0 && l.hashed), "D = {D}: no hashed level");
+    }
+    let orders: Vec<Aabb<D>> = (0..1200)
+        .map(|_| {
+            let s = 10f32.powf(r.range(-4.0, 2.0));
+            let min: [f32; D] = std::array::from_fn(|_| r.range(0.0, 12.0));
+            Aabb::new(min, std::array::from_fn(|k| min[k] + s * r.range(0.1, 1.0)))
+        })
+        .collect();
+    let grid = join_agree("six orders", &orders, &field, 1e-3);
+    assert!(levels_used(&grid) >= 3, "D = {D}: {} levels", levels_used(&grid));
+    join_agree("grown past f32::MAX", &parked, &field, 1e38);
+    join_agree("nothing filed", &[], &field, 0.0);
+    join_agree("nothing looks", &crowd, &[], 0.0);
+}
+
+#[test]
+fn joins_agree_with_a_double_loop() {
+    joins_in::<1>();
+    joins_in::<2>();
+    joins_in::<3>();
+}

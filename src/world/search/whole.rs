@@ -126,7 +126,7 @@ impl<const D: usize> Search<D> {
             let budget = PairBudget::new(finder.config().max_pairs);
             let tree = self.statics.tree_mut();
             let (ids_n, found) = (store.len() + dynamics.len(), &mut sc.gather_found);
-            tree.pairs_against(dynamics, margin, [0, n], ids_n, false, &budget, found);
+            tree.pairs_against(dynamics, margin, [0, n], ids_n, &budget, found);
             tree.release_join_buffers();
             budget.verdict()?;
             emit(&sc.gather_found, &|[s, j]| (s, ids[(j - n) as usize]))?;

@@ -217,6 +217,44 @@ fn between_is_the_same_bytes_for_any_thread_count() {
     }
 }
 
+/// A crowd ten times smaller than the field it stands on, the field reaching far past
+/// it: far-apart boxes (1e9), boxes spanning everything, zero-size and touching boxes,
+/// sizes over six orders of magnitude in the crowd, margins of both signs; both ways
+/// round, the same bytes on pools of 1 to 16 threads.
+#[test]
+fn between_a_crowd_and_a_field_is_the_same_bytes_for_any_thread_count() {
+    let mut r = Rng::new(0x10b);
+    let mut crowd = set::<3>(&mut r, "magnitudes", 500);
+    crowd.extend(set::<3>(&mut r, "uniform", 300));
+    crowd.extend(set::<3>(&mut r, "far", 40));
+    crowd.extend(set::<3>(&mut r, "points", 20));
+    let mut field = set::<3>(&mut r, "uniform", 5000);
+    for b in field.iter_mut().step_by(5) {
+        // Spread four times wider than the crowd.
+        *b = Aabb::new(b.min.map(|x| x * 4.0 - 20.0), b.max.map(|x| x * 4.0 - 20.0));
+    }
+    field.extend(set::<3>(&mut r, "huge", 300));
+    field.extend(set::<3>(&mut r, "far", 300));
+    field.extend(set::<3>(&mut r, "lattice", 400));
+    for margin in [0.0, 0.05, -0.02] {
+        let want = brute(&crowd, &field, margin);
+        let mut swapped: Vec<[u32; 2]> = want.iter().map(|&[i, j]| [j, i]).collect();
+        swapped.sort();
+        let config = Config::default().with_margin(margin);
+        for threads in [1, 2, 3, 4, 7, 16] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let (ab, ba) = pool.install(|| {
+                (
+                    find_pairs_between_with(&crowd, &field, &config).unwrap(),
+                    find_pairs_between_with(&field, &crowd, &config).unwrap(),
+                )
+            });
+            assert!(ab == want, "margin {margin}, {threads} threads: crowd x field differs");
+            assert!(ba == swapped, "margin {margin}, {threads} threads: field x crowd differs");
+        }
+    }
+}
+
 /// A lattice box in 2D (touches and copies are common).
 fn lattice_box() -> impl Strategy<Value = Aabb<2>> {
     ([0u8..6, 0u8..6], [0u8..3, 0u8..3]).prop_map(|(m, s)| {
