@@ -356,13 +356,11 @@ pub(crate) fn sweep_into<const D: usize>(
     tests.iter().sum()
 }
 
-/// Keys a chunk of the whole-scene sweep collects before it counts them against the budget.
-pub(crate) const BUDGET_STEP: usize = 4096;
-
 /// The pair keys of sweep rows `rows` into `part` (cleared first: a caller's kept buffer
 /// or a fresh one); returns the boxes tested. Counts its keys against `budget` every
-/// [`BUDGET_STEP`] or so, and ends early, `part` emptied, once the budget stops (keys past
-/// the bound, or an allocation the allocator refused). Used by the whole-scene sweep and
+/// [`BUDGET_STEP`](crate::kernels::pair_sort::BUDGET_STEP) or so, and ends early, `part`
+/// emptied, once the budget stops (keys past the bound, or an allocation the allocator
+/// refused). Used by the whole-scene sweep and
 /// by RDC's big final groups. Inlined into the whole-scene sweep's `simd::fast` closure,
 /// so that it is compiled for the fast instruction set there too.
 #[inline(always)]
@@ -388,19 +386,12 @@ pub(crate) fn sweep_chunk<const D: usize>(
             }
             part.push(crate::kernels::pair_sort::key(s.payload[i], s.payload[j]));
         });
-        if failed {
-            budget.out_of_memory();
-        }
-        if part.len() - counted >= BUDGET_STEP {
-            budget.take(part.len() - counted);
-            counted = part.len();
-        }
-        if budget.stopped() {
+        if budget.account(part.len(), &mut counted, failed) {
             part.clear();
             return tests;
         }
     }
-    budget.take(part.len() - counted);
+    budget.settle(part.len(), counted);
     tests
 }
 

@@ -21,7 +21,6 @@
 //!   packet traversal shares one among rays (I. Wald et al., "Interactive rendering with
 //!   coherent ray tracing", 2001).
 
-use super::pairs::account;
 use super::Bvh;
 use crate::kernels::pair_sort::{key, PairBudget};
 use crate::kernels::par::chunk_len;
@@ -148,15 +147,15 @@ impl<const D: usize> Bvh<D> {
                             }
                         }
                     }
-                    if account(part, &mut counted, failed, budget) {
+                    if budget.account(part.len(), &mut counted, failed) {
                         return tests;
                     }
                 }
-                budget.take(part.len() - counted);
+                budget.settle(part.len(), counted);
                 tests
             })
             .sum();
-        super::pairs::finish(&parts[..chunks], n_ids, budget, out);
+        crate::kernels::pair_sort::finish_parts(parts[..chunks].iter().map(|p| &p[..]), n_ids, budget, out);
         self.parts = parts;
         tests
     }

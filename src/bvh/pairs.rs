@@ -17,13 +17,10 @@
 //!   the leaves after it.
 
 use super::{Bvh, LEAF};
-use crate::kernels::pair_sort::{key, PairBudget};
+use crate::kernels::pair_sort::{finish_parts, key, PairBudget};
 use crate::kernels::par::chunk_len;
 use crate::par::prelude::*;
 use std::ops::ControlFlow;
-
-/// Keys a chunk collects before it counts them against the budget.
-const BUDGET_STEP: usize = 4096;
 
 impl<const D: usize> Bvh<D> {
     /// Every overlapping pair of leaves into `out` (cleared first), as the caller's
@@ -56,47 +53,17 @@ impl<const D: usize> Bvh<D> {
                         }
                         part.push(key(ids[i], ids[j]));
                     });
-                    if account(part, &mut counted, failed, budget) {
+                    if budget.account(part.len(), &mut counted, failed) {
                         return tests;
                     }
                 }
-                budget.take(part.len() - counted);
+                budget.settle(part.len(), counted);
                 tests
             })
             .sum();
-        finish(&parts[..chunks], n_ids, budget, out);
+        finish_parts(parts[..chunks].iter().map(|p| &p[..]), n_ids, budget, out);
         self.parts = parts;
         tests
-    }
-}
-
-/// After a leaf's (or a block's) keys: counts a chunk's new keys against the budget
-/// every [`BUDGET_STEP`] of them, and reports an allocation that failed; true where the
-/// chunk must stop.
-#[inline]
-pub(super) fn account(part: &[u64], counted: &mut usize, failed: bool, budget: &PairBudget) -> bool {
-    if failed {
-        budget.out_of_memory();
-    }
-    if part.len() - *counted >= BUDGET_STEP {
-        budget.take(part.len() - *counted);
-        *counted = part.len();
-    }
-    budget.stopped()
-}
-
-/// The chunks' keys, sorted into `out` (room reserved first: a refused allocation stops
-/// the budget), unless the budget has stopped.
-pub(super) fn finish(parts: &[Vec<u64>], n_ids: usize, budget: &PairBudget, out: &mut Vec<[u32; 2]>) {
-    if budget.stopped() {
-        return;
-    }
-    let total: usize = parts.iter().map(|p| p.len()).sum();
-    if out.try_reserve_exact(total).is_err() {
-        budget.out_of_memory();
-    } else {
-        let slices: Vec<Vec<&[[u32; 2]]>> = parts.iter().map(|p| vec![bytemuck::cast_slice(p)]).collect();
-        crate::kernels::pair_sort::finish_into(&slices, n_ids, out);
     }
 }
 

@@ -24,24 +24,22 @@
 //!   empty runs read no row. The larger set is read once, in its own order: a grid does
 //!   not care about it, so it is never sorted. Then the pair sort, O(pairs).
 //! - Threads: fixed chunks of the larger set (`kernels::par::chunk_len`), each with its
-//!   own pair keys, counted against the budget every [`BUDGET_STEP`] keys; the pair sort
-//!   makes the output the same bytes for any thread count, and the counts are sums.
+//!   own pair keys, counted against the budget every
+//!   [`BUDGET_STEP`](crate::kernels::pair_sort::BUDGET_STEP) keys; the pair sort makes the
+//!   output the same bytes for any thread count, and the counts are sums.
 //! - Allocation: each chunk's keys and run list are the grid's, kept between calls; a
 //!   call allocates a list of slices a chunk for the pair sort, and the output's growth
 //!   (`try_reserve`: a refused allocation is `Error::OutOfMemory`).
 //! - Source: this crate (the grid's looks, from the other set).
 
 use super::plan::Level;
-use super::query::{hashed_runs, next_row};
+use super::query::window_runs;
 use super::Grid;
 use crate::algorithms::sap::overlap_mask8;
 use crate::kernels::pair_sort::{key, PairBudget};
 use crate::kernels::par::chunk_len;
 use crate::par::prelude::*;
 use crate::Aabb;
-
-/// Keys a chunk collects before it counts them against the budget.
-const BUDGET_STEP: usize = 4096;
 
 /// One chunk's buffers, kept between calls: its pair keys and a hashed level's runs.
 #[derive(Debug, Default)]
@@ -139,15 +137,13 @@ impl<const D: usize> Grid<D> {
                 tested: x.tested + y.tested,
                 invalid: x.invalid | y.invalid,
             });
-        if !found.invalid && !budget.stopped() {
-            let total: usize = parts[..chunks].iter().map(|p| p.keys.len()).sum();
-            if out.try_reserve_exact(total).is_err() {
-                budget.out_of_memory();
-            } else {
-                let slices: Vec<Vec<&[[u32; 2]]>> =
-                    parts[..chunks].iter().map(|p| vec![bytemuck::cast_slice(&p.keys[..])]).collect();
-                crate::kernels::pair_sort::finish_into(&slices, n_ids, out);
-            }
+        if !found.invalid {
+            crate::kernels::pair_sort::finish_parts(
+                parts[..chunks].iter().map(|p| &p.keys[..]),
+                n_ids,
+                budget,
+                out,
+            );
         }
         self.join = parts;
         found
@@ -193,19 +189,12 @@ impl<const D: usize> Grid<D> {
                 left &= left - 1;
                 found.tested += self.look_join(&g, ia, small_offset, lv, runs, &mut sink);
             }
-            if sink.failed {
-                budget.out_of_memory();
-            }
-            if sink.keys.len() - counted >= BUDGET_STEP {
-                budget.take(sink.keys.len() - counted);
-                counted = sink.keys.len();
-            }
-            if budget.stopped() {
+            if budget.account(sink.keys.len(), &mut counted, sink.failed) {
                 sink.keys.clear();
                 return found;
             }
         }
-        budget.take(sink.keys.len() - counted);
+        budget.settle(sink.keys.len(), counted);
         found
     }
 
@@ -225,29 +214,7 @@ impl<const D: usize> Grid<D> {
         let q = &lv.quant;
         let lo: [i64; D] = std::array::from_fn(|k| q.cell(k, a.min[k] as f64 - lv.reach[k]));
         let hi: [i64; D] = std::array::from_fn(|k| q.cell(k, a.max[k] as f64));
-        let mut tests = 0;
-        if lv.hashed {
-            hashed_runs(lv, &lo, &hi, runs);
-            for &(s0, s1) in runs.iter() {
-                tests += self.scan_join(a, ia, offset, lv, s0, s1, sink);
-            }
-        } else {
-            // Runs of consecutive slots are joined (whole rows, one after the other).
-            let mut c = lo;
-            let row = lv.row(&c);
-            let (mut p0, mut p1) = (row + lo[0] as u64, row + hi[0] as u64);
-            while next_row(&mut c, &lo, &hi) {
-                let row = lv.row(&c);
-                let (s0, s1) = (row + lo[0] as u64, row + hi[0] as u64);
-                if p1 + 1 != s0 {
-                    tests += self.scan_join(a, ia, offset, lv, p0, p1, sink);
-                    p0 = s0;
-                }
-                p1 = s1;
-            }
-            tests += self.scan_join(a, ia, offset, lv, p0, p1, sink);
-        }
-        tests
+        window_runs(lv, lo, &lo, &hi, runs, |s0, s1| self.scan_join(a, ia, offset, lv, s0, s1, sink))
     }
 
     /// Tests `a` (id `ia`) against the rows of level `lv`'s slots `s0..=s1`, eight at a

@@ -18,7 +18,8 @@
 //! - Cost: per box, a few cell maps a level looked through, two table reads a run, and
 //!   one eight-lane compare an axis per eight candidates.
 //! - Parallel: chunks of rows (four a thread, 256 to 4096 rows), each with its own pair
-//!   keys, counted against the budget every [`BUDGET_STEP`] keys.
+//!   keys, counted against the budget every
+//!   [`BUDGET_STEP`](crate::kernels::pair_sort::BUDGET_STEP) keys.
 //! - Allocation: each chunk's pair keys, and where a hashed level is looked through, its
 //!   list of runs.
 //! - Source: this crate; the eight-lane test is the sweep's (`algorithms::sap`).
@@ -30,13 +31,9 @@ use crate::kernels::pair_sort::PairBudget;
 use crate::par::prelude::*;
 use crate::Aabb;
 
-/// Keys a chunk collects before it counts them against the budget.
-const BUDGET_STEP: usize = 4096;
-
 /// A chunk's pair keys, grown without aborting on a refused allocation.
 struct Sink {
     keys: Vec<u64>,
-    counted: usize,
     failed: bool,
 }
 
@@ -91,7 +88,8 @@ impl<const D: usize> Grid<D> {
     /// closure, so that it is compiled for the fast instruction set too.
     #[inline(always)]
     fn look_chunk(&self, rows: std::ops::Range<usize>, budget: &PairBudget) -> (Vec<u64>, usize) {
-        let mut sink = Sink { keys: Vec::new(), counted: 0, failed: false };
+        let mut sink = Sink { keys: Vec::new(), failed: false };
+        let mut counted = 0;
         let mut runs = Vec::new();
         let (mut tests, mut l) = (0, 0);
         for r in rows {
@@ -108,18 +106,11 @@ impl<const D: usize> Grid<D> {
                 let from = if t == l { r + 1 } else { 0 };
                 tests += self.look(&a, ia, from, &self.levels[t], &mut runs, &mut sink);
             }
-            if sink.failed {
-                budget.out_of_memory();
-            }
-            if sink.keys.len() - sink.counted >= BUDGET_STEP {
-                budget.take(sink.keys.len() - sink.counted);
-                sink.counted = sink.keys.len();
-            }
-            if budget.stopped() {
+            if budget.account(sink.keys.len(), &mut counted, sink.failed) {
                 return (Vec::new(), tests);
             }
         }
-        budget.take(sink.keys.len() - sink.counted);
+        budget.settle(sink.keys.len(), counted);
         (sink.keys, tests)
     }
 
@@ -140,35 +131,14 @@ impl<const D: usize> Grid<D> {
         let q = &lv.quant;
         let lo: [i64; D] = std::array::from_fn(|k| q.cell(k, a.min[k] as f64 - lv.reach[k]));
         let hi: [i64; D] = std::array::from_fn(|k| q.cell(k, a.max[k] as f64));
-        let mut tests = 0;
-        if lv.hashed {
-            hashed_runs(lv, &lo, &hi, runs);
-            for &(s0, s1) in runs.iter() {
-                tests += self.scan(a, ia, lv, s0, s1, from, sink);
+        // Rows from the first of the window, or from the box's own on its own level.
+        let mut start = lo;
+        if from > 0 {
+            for (k, ck) in start.iter_mut().enumerate().skip(1) {
+                *ck = q.cell(k, a.min[k] as f64);
             }
-        } else {
-            // Rows from the first of the window, or from the box's own on its own level.
-            let mut c = lo;
-            if from > 0 {
-                for (k, ck) in c.iter_mut().enumerate().skip(1) {
-                    *ck = q.cell(k, a.min[k] as f64);
-                }
-            }
-            // Runs of consecutive slots are joined (whole rows, one after the other).
-            let row = lv.row(&c);
-            let (mut p0, mut p1) = (row + lo[0] as u64, row + hi[0] as u64);
-            while next_row(&mut c, &lo, &hi) {
-                let row = lv.row(&c);
-                let (s0, s1) = (row + lo[0] as u64, row + hi[0] as u64);
-                if p1 + 1 != s0 {
-                    tests += self.scan(a, ia, lv, p0, p1, from, sink);
-                    p0 = s0;
-                }
-                p1 = s1;
-            }
-            tests += self.scan(a, ia, lv, p0, p1, from, sink);
         }
-        tests
+        window_runs(lv, start, &lo, &hi, runs, |s0, s1| self.scan(a, ia, lv, s0, s1, from, sink))
     }
 
     /// Tests `a` (id `ia`) against the rows `>= from` of level `lv`'s slots `s0..=s1`,
@@ -204,10 +174,48 @@ impl<const D: usize> Grid<D> {
     }
 }
 
+/// Calls `scan(s0, s1)` on every run of slots `s0..=s1` of level `lv`'s window
+/// `lo..=hi` and returns the sum of what it returns. A hashed level's runs are computed
+/// into `runs` (scratch); a dense level's rows, from row `start` on (the window's first
+/// row, `lo`, or a later one), are joined where they follow one another (whole rows, one
+/// after the other), so a window of full rows is one run.
+#[inline(always)]
+pub(super) fn window_runs<const D: usize>(
+    lv: &Level<D>,
+    start: [i64; D],
+    lo: &[i64; D],
+    hi: &[i64; D],
+    runs: &mut Vec<(u64, u64)>,
+    mut scan: impl FnMut(u64, u64) -> usize,
+) -> usize {
+    let mut tests = 0;
+    if lv.hashed {
+        hashed_runs(lv, lo, hi, runs);
+        for &(s0, s1) in runs.iter() {
+            tests += scan(s0, s1);
+        }
+    } else {
+        let mut c = start;
+        let row = lv.row(&c);
+        let (mut p0, mut p1) = (row + lo[0] as u64, row + hi[0] as u64);
+        while next_row(&mut c, lo, hi) {
+            let row = lv.row(&c);
+            let (s0, s1) = (row + lo[0] as u64, row + hi[0] as u64);
+            if p1 + 1 != s0 {
+                tests += scan(p0, p1);
+                p0 = s0;
+            }
+            p1 = s1;
+        }
+        tests += scan(p0, p1);
+    }
+    tests
+}
+
 /// Steps `c` to the next row (axes `1..D`, axis 1 fastest) of the window `lo..=hi`;
 /// false past the last.
 #[inline(always)]
-pub(super) fn next_row<const D: usize>(c: &mut [i64; D], lo: &[i64; D], hi: &[i64; D]) -> bool {
+fn next_row<const D: usize>(c: &mut [i64; D], lo: &[i64; D], hi: &[i64; D]) -> bool {
     for k in 1..D {
         if c[k] < hi[k] {
             c[k] += 1;
@@ -221,12 +229,7 @@ pub(super) fn next_row<const D: usize>(c: &mut [i64; D], lo: &[i64; D], hi: &[i6
 /// The runs of slots of a hashed level's window `lo..=hi`, sorted, disjoint, each slot
 /// once, into `runs`. A window of at least as many cells as the level has slots is every
 /// slot.
-pub(super) fn hashed_runs<const D: usize>(
-    lv: &Level<D>,
-    lo: &[i64; D],
-    hi: &[i64; D],
-    runs: &mut Vec<(u64, u64)>,
-) {
+fn hashed_runs<const D: usize>(lv: &Level<D>, lo: &[i64; D], hi: &[i64; D], runs: &mut Vec<(u64, u64)>) {
     runs.clear();
     let t = lv.slots;
     let cells = (0..D).fold(1u128, |n, k| n.saturating_mul((hi[k] - lo[k]) as u128 + 1));

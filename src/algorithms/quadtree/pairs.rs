@@ -23,9 +23,6 @@ use crate::par::prelude::*;
 use crate::Aabb;
 use wide::f32x8;
 
-/// Keys a chunk collects before it counts them against the budget.
-const BUDGET_STEP: usize = 4096;
-
 impl<const D: usize> Quadtree<D> {
     /// Every overlapping pair into `out` (cleared first), as the caller's indices, of
     /// `n_ids` boxes in all; returns the boxes tested. Stops early once `budget` stops
@@ -53,23 +50,15 @@ impl<const D: usize> Quadtree<D> {
                 )
             })
             .sum();
-        if !budget.stopped() {
-            let total: usize = parts[..chunks].iter().map(|p| p.len()).sum();
-            if out.try_reserve_exact(total).is_err() {
-                budget.out_of_memory();
-            } else {
-                let slices: Vec<Vec<&[[u32; 2]]>> =
-                    parts[..chunks].iter().map(|p| vec![bytemuck::cast_slice(p)]).collect();
-                crate::kernels::pair_sort::finish_into(&slices, n_ids, out);
-            }
-        }
+        crate::kernels::pair_sort::finish_parts(parts[..chunks].iter().map(|p| &p[..]), n_ids, budget, out);
         self.parts = parts;
         tests
     }
 
     /// The pair keys of the boxes at positions `rows` into `part` (cleared first); returns
-    /// the boxes tested. Counts its keys against `budget` every [`BUDGET_STEP`] or so and
-    /// ends early once it stops.
+    /// the boxes tested. Counts its keys against `budget` every
+    /// [`BUDGET_STEP`](crate::kernels::pair_sort::BUDGET_STEP) or so and ends early once it
+    /// stops.
     #[inline(always)]
     fn chunk_pairs(&self, rows: std::ops::Range<usize>, part: &mut Vec<u64>, budget: &PairBudget) -> usize {
         part.clear();
@@ -90,18 +79,11 @@ impl<const D: usize> Quadtree<D> {
                 }
                 part.push(key(id, self.ids[j]));
             });
-            if failed {
-                budget.out_of_memory();
-            }
-            if part.len() - counted >= BUDGET_STEP {
-                budget.take(part.len() - counted);
-                counted = part.len();
-            }
-            if budget.stopped() {
+            if budget.account(part.len(), &mut counted, failed) {
                 return tests;
             }
         }
-        budget.take(part.len() - counted);
+        budget.settle(part.len(), counted);
         tests
     }
 

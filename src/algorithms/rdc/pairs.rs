@@ -21,7 +21,7 @@
 use super::groups::{group_pairs, par_group_pairs, GroupSweep, PAR_GROUP};
 use super::kernel::Pool;
 use super::{records, Rdc, Rec};
-use crate::algorithms::sap::BUDGET_STEP;
+use crate::kernels::pair_sort::BUDGET_STEP;
 use crate::kernels::pair_sort::{key, PairBudget};
 use crate::Aabb;
 

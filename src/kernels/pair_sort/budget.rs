@@ -20,6 +20,10 @@ const OVER: u8 = 1;
 /// An allocation for the keys failed.
 const NO_MEMORY: u8 = 2;
 
+/// Keys a task collects before it counts them against the budget: one atomic add a step
+/// of keys, not one a key.
+pub(crate) const BUDGET_STEP: usize = 4096;
+
 /// The keys a call may keep, and whether its tasks must stop. INVARIANT: `state` moves
 /// only away from `GOING`, and `taken` only grows.
 #[derive(Debug)]
@@ -46,6 +50,29 @@ impl PairBudget {
             }
             _ => true,
         }
+    }
+
+    /// After a box's (or a block's) keys, `len` of them in the task's buffer, `counted` of
+    /// those taken already: reports an allocation that `failed`, takes the new keys once
+    /// [`BUDGET_STEP`] of them have gathered, and returns true where the task must stop.
+    /// A task that ends takes its last keys with [`PairBudget::settle`].
+    #[inline]
+    pub(crate) fn account(&self, len: usize, counted: &mut usize, failed: bool) -> bool {
+        if failed {
+            self.out_of_memory();
+        }
+        if len - *counted >= BUDGET_STEP {
+            self.take(len - *counted);
+            *counted = len;
+        }
+        self.stopped()
+    }
+
+    /// Takes a task's keys not yet counted by [`PairBudget::account`]: `len` in its
+    /// buffer, `counted` of them taken.
+    #[inline]
+    pub(crate) fn settle(&self, len: usize, counted: usize) {
+        self.take(len - counted);
     }
 
     /// Records that an allocation for the keys failed, and stops every task.

@@ -33,7 +33,7 @@ mod spilled;
 mod tests;
 
 pub(crate) use buckets::fine_buckets;
-pub(crate) use budget::PairBudget;
+pub(crate) use budget::{PairBudget, BUDGET_STEP};
 pub(crate) use packed::packed_bits;
 pub(crate) use spilled::Spilled;
 
@@ -90,6 +90,27 @@ pub(crate) fn finish(parts: Vec<Vec<u64>>, n_ids: usize) -> Vec<[u32; 2]> {
     let parts: Vec<Vec<&[[u32; 2]]>> = parts.iter().map(|p| vec![bytemuck::cast_slice(p)]).collect();
     finish_into(&parts, n_ids, &mut out);
     out
+}
+
+/// The keys of `parts` (one task's each), sorted into `out` by [`finish_into`], room
+/// reserved first: a refused allocation stops `budget` and leaves `out` as it was. Does nothing
+/// once the budget has stopped (the caller reports its verdict).
+pub(crate) fn finish_parts<'a>(
+    parts: impl Iterator<Item = &'a [u64]> + Clone,
+    n_ids: usize,
+    budget: &PairBudget,
+    out: &mut Vec<[u32; 2]>,
+) {
+    if budget.stopped() {
+        return;
+    }
+    let total: usize = parts.clone().map(|p| p.len()).sum();
+    if out.try_reserve_exact(total).is_err() {
+        budget.out_of_memory();
+    } else {
+        let slices: Vec<Vec<&[[u32; 2]]>> = parts.map(|p| vec![bytemuck::cast_slice(p)]).collect();
+        finish_into(&slices, n_ids, out);
+    }
 }
 
 /// `finish` (the tests' form) writing into `out` (cleared first). Each part is a list of
