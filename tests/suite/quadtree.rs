@@ -4,7 +4,7 @@
 //! negative; `max_pairs` errors that leave the finder usable; the same bytes for any
 //! thread count.
 
-use crate::common::{Draws, Rng};
+use crate::common::{touching, Draws, Rng};
 use broadphase::internals::{cliffs, scene};
 use broadphase::{brute_force_pairs, find_pairs_with, Aabb, Broadphase, Config, Error, Method};
 use proptest::prelude::*;
@@ -30,17 +30,6 @@ fn agree<const D: usize>(name: &str, boxes: &[Aabb<D>], margin: f32) {
 // ---------------------------------------------------------------------------------------------
 // Scenes
 // ---------------------------------------------------------------------------------------------
-
-/// Boxes on a half-unit grid with sides of one or two halves: touching everywhere, and
-/// many identical.
-fn touching<const D: usize>(rng: &mut Rng, n: usize, cells: usize) -> Vec<Aabb<D>> {
-    (0..n)
-        .map(|_| {
-            let min: [f32; D] = std::array::from_fn(|_| rng.below(cells) as f32 * 0.5);
-            Aabb::new(min, std::array::from_fn(|k| min[k] + (1 + rng.below(2)) as f32 * 0.5))
-        })
-        .collect()
-}
 
 /// Cubes of sides log-uniform over six orders of magnitude, some of them points.
 fn six_orders<const D: usize>(rng: &mut Rng, n: usize) -> Vec<Aabb<D>> {

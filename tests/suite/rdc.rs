@@ -2,6 +2,7 @@
 //! pairs against `brute_force_pairs` on random and adversarial scenes in 1D, 2D and 3D,
 //! RDC inside the core pipeline's crowded cells, and the same bytes for any thread count.
 
+use crate::common::touching;
 use broadphase::internals::scene::Rng;
 use broadphase::{
     brute_force_pairs, find_pairs_with, Aabb, BoxProblem, Broadphase, Clusters, Config, Error, Method, Rdc,
@@ -20,16 +21,6 @@ fn random<const D: usize>(rng: &mut Rng, n: usize, world: f32, size: f32) -> Vec
             let min: [f32; D] = std::array::from_fn(|_| rng.next_f32() * world);
             let s = size * rng.next_f32() * rng.next_f32();
             Aabb::new(min, std::array::from_fn(|k| min[k] + s * (0.2 + rng.next_f32())))
-        })
-        .collect()
-}
-
-/// Boxes snapped to a half-unit grid with integer sides: exact touching everywhere.
-fn touching<const D: usize>(rng: &mut Rng, n: usize, cells: usize) -> Vec<Aabb<D>> {
-    (0..n)
-        .map(|_| {
-            let min: [f32; D] = std::array::from_fn(|_| rng.below(cells) as f32 * 0.5);
-            Aabb::new(min, std::array::from_fn(|k| min[k] + (1 + rng.below(2)) as f32 * 0.5))
         })
         .collect()
 }

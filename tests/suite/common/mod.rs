@@ -83,6 +83,17 @@ pub fn boxed<const D: usize>(min: [f32; D], size: [f32; D]) -> Aabb<D> {
     Aabb::new(min, max)
 }
 
+/// `n` boxes on a half-unit grid of `cells` steps an axis with sides of one or two halves:
+/// touching everywhere, and many identical.
+pub fn touching<const D: usize>(rng: &mut Rng, n: usize, cells: usize) -> Vec<Aabb<D>> {
+    (0..n)
+        .map(|_| {
+            let min: [f32; D] = std::array::from_fn(|_| rng.below(cells) as f32 * 0.5);
+            Aabb::new(min, std::array::from_fn(|k| min[k] + (1 + rng.below(2)) as f32 * 0.5))
+        })
+        .collect()
+}
+
 /// `n` boxes with min corners uniform in [0, world)^D and sizes uniform in [0, max_size).
 pub fn uniform<const D: usize>(rng: &mut Rng, n: usize, world: f32, max_size: f32) -> Vec<Aabb<D>> {
     (0..n)

@@ -200,20 +200,23 @@ fn between_is_the_same_bytes_for_any_thread_count() {
     let mut r = Rng::new(0x7d);
     let a = set::<3>(&mut r, "clumped", 3000);
     let b = set::<3>(&mut r, "uniform", 2000);
-    let want = brute(&a, &b, 0.05);
+    both_ways_on_every_pool(&a, &b, 0.05);
+}
+
+/// `find_pairs_between_with(a, b)` and `(b, a)` with `margin`, on pools of 1 to 16
+/// threads, each equal to the double loop's pairs (swapped and sorted the other way).
+fn both_ways_on_every_pool(a: &[Aabb<3>], b: &[Aabb<3>], margin: f32) {
+    let want = brute(a, b, margin);
     let mut swapped: Vec<[u32; 2]> = want.iter().map(|&[i, j]| [j, i]).collect();
     swapped.sort();
-    let config = Config::default().with_margin(0.05);
+    let config = Config::default().with_margin(margin);
     for threads in [1, 2, 3, 4, 7, 16] {
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         let (ab, ba) = pool.install(|| {
-            (
-                find_pairs_between_with(&a, &b, &config).unwrap(),
-                find_pairs_between_with(&b, &a, &config).unwrap(),
-            )
+            (find_pairs_between_with(a, b, &config).unwrap(), find_pairs_between_with(b, a, &config).unwrap())
         });
-        assert!(ab == want, "{threads} threads: a x b differs from the double loop");
-        assert!(ba == swapped, "{threads} threads: b x a differs from the double loop");
+        assert!(ab == want, "margin {margin}, {threads} threads: a x b differs from the double loop");
+        assert!(ba == swapped, "margin {margin}, {threads} threads: b x a differs from the double loop");
     }
 }
 
@@ -237,21 +240,7 @@ fn between_a_crowd_and_a_field_is_the_same_bytes_for_any_thread_count() {
     field.extend(set::<3>(&mut r, "far", 300));
     field.extend(set::<3>(&mut r, "lattice", 400));
     for margin in [0.0, 0.05, -0.02] {
-        let want = brute(&crowd, &field, margin);
-        let mut swapped: Vec<[u32; 2]> = want.iter().map(|&[i, j]| [j, i]).collect();
-        swapped.sort();
-        let config = Config::default().with_margin(margin);
-        for threads in [1, 2, 3, 4, 7, 16] {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
-            let (ab, ba) = pool.install(|| {
-                (
-                    find_pairs_between_with(&crowd, &field, &config).unwrap(),
-                    find_pairs_between_with(&field, &crowd, &config).unwrap(),
-                )
-            });
-            assert!(ab == want, "margin {margin}, {threads} threads: crowd x field differs");
-            assert!(ba == swapped, "margin {margin}, {threads} threads: field x crowd differs");
-        }
+        both_ways_on_every_pool(&crowd, &field, margin);
     }
 }
 
