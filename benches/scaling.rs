@@ -371,10 +371,10 @@ fn bench_dim<const D: usize>(
                     }
                 }
                 // The row at the fewest threads stands for the method at this size.
-                if let Some(base) = rows[first..].iter().min_by_key(|r| r.threads) {
-                    if base.median_s > opts.budget {
-                        slow.insert(name, (n, base.median_s));
-                    }
+                if let Some(base) = rows[first..].iter().min_by_key(|r| r.threads)
+                    && base.median_s > opts.budget
+                {
+                    slow.insert(name, (n, base.median_s));
                 }
             }
             g.finish();

@@ -270,13 +270,13 @@ impl<const D: usize> Config<D> {
                 reason: "must be finite and at least 0",
             });
         }
-        if let Some(b) = &self.bounds {
-            if crate::validate::check_box(b).is_err() {
-                return Err(Error::InvalidConfig {
-                    field: "bounds",
-                    reason: "must be finite with min <= max on every axis",
-                });
-            }
+        if let Some(b) = &self.bounds
+            && crate::validate::check_box(b).is_err()
+        {
+            return Err(Error::InvalidConfig {
+                field: "bounds",
+                reason: "must be finite with min <= max on every axis",
+            });
         }
         if self.max_columns_per_box < (1 << D) || self.max_columns_per_box > 4096 {
             return Err(Error::InvalidConfig {

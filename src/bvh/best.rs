@@ -101,10 +101,10 @@ impl Frontier {
             if !t.nodes.is_empty() || !t.wide.is_empty() {
                 // The root's key is not stored: 0 is no greater than any.
                 self.push_node(0.0, i, 0);
-            } else if let Some(k) = t.leaves.first().and_then(|b| bound(b, *cut)) {
-                if let Some((k, id)) = leaf(i, 0, k, *cut) {
-                    self.push_leaf(k, id);
-                }
+            } else if let Some(k) = t.leaves.first().and_then(|b| bound(b, *cut))
+                && let Some((k, id)) = leaf(i, 0, k, *cut)
+            {
+                self.push_leaf(k, id);
             }
         }
         while let Some(Reverse(item)) = self.heap.pop() {

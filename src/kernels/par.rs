@@ -50,7 +50,7 @@ impl<T> SendPtr<T> {
     /// `i` is in bounds of the buffer and written by no other task.
     #[inline(always)]
     pub(crate) unsafe fn put(self, i: usize, v: T) {
-        self.0.add(i).write(v)
+        unsafe { self.0.add(i).write(v) }
     }
 }
 

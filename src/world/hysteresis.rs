@@ -134,7 +134,7 @@ impl Apart {
         self.next.clear();
         self.next.try_reserve(self.kept.len() + self.candidates.len()).map_err(oom)?;
         let near =
-            self.candidates.iter().zip(&self.classes).filter(|(_, &c)| c == Class::Near).map(|(p, _)| *p);
+            self.candidates.iter().zip(&self.classes).filter(|&(_, &c)| c == Class::Near).map(|(p, _)| *p);
         let mut kept =
             self.kept.iter().copied().filter(|p| self.candidates.binary_search(p).is_err()).peekable();
         union_iters(&mut kept, near, &mut self.next);
@@ -142,7 +142,7 @@ impl Apart {
         // stored all along).
         self.out.clear();
         self.out.try_reserve(self.candidates.len()).map_err(oom)?;
-        let ended = self.candidates.iter().zip(&self.classes).filter(|(_, &c)| c == Class::Ended);
+        let ended = self.candidates.iter().zip(&self.classes).filter(|&(_, &c)| c == Class::Ended);
         self.out.extend(ended.map(|(p, _)| *p));
         std::mem::swap(removed, &mut self.out);
         if !self.kept.is_empty() {

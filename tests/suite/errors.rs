@@ -567,10 +567,10 @@ fn bad_config_fields<const D: usize>(c: &Config<D>) -> Vec<&'static str> {
     if !c.margin.is_finite() {
         v.push("margin");
     }
-    if let Some(b) = &c.bounds {
-        if !box_problems(b).is_empty() {
-            v.push("bounds");
-        }
+    if let Some(b) = &c.bounds
+        && !box_problems(b).is_empty()
+    {
+        v.push("bounds");
     }
     if c.max_columns_per_box < (1 << D) || c.max_columns_per_box > 4096 {
         v.push("max_columns_per_box");

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use broadphase::internals::{cliffs, scene as gen};
+use broadphase::internals::{cliffs, scene as scenes};
 use broadphase::{brute_force_pairs, find_pairs_with, Aabb, Broadphase, Config, Error, Method};
 use common::Rng;
 use common::*;
@@ -53,7 +53,7 @@ fn adversarial<const D: usize>(seed: u64, kind: u8, n: usize) -> Vec<Aabb<D>> {
             v.extend((0..n / 50 + 1).map(|_| boxed([rng.range(-10.0, 0.0); D], [rng.range(50.0, 200.0); D])));
             v
         }
-        6 => gen::levels(n, seed),
+        6 => scenes::levels(n, seed),
         7 => cliffs::staircase(n),
         _ => cliffs::sticks(n, seed),
     }

@@ -217,12 +217,12 @@ fn big_world<const D: usize>(seed: u64) -> (World<D>, Vec<Obj<D>>, Queries<D>) {
     let mut w = World::<D>::new(Config::default().with_margin(0.1)).unwrap();
     let mut m = Model::<D>::new(0.1);
     let side = 40.0;
-    let gen = |r: &mut Rng| {
+    let make_box = |r: &mut Rng| {
         let min: [f32; D] = std::array::from_fn(|_| (r.range(0.0, side) * 4.0).round() / 4.0);
         Aabb::new(min, min.map(|x| x + (r.range(0.0, 2.0) * 4.0).round() / 4.0))
     };
     for k in [Kind::Static, Kind::Dynamic, Kind::Kinematic] {
-        let boxes: Vec<Aabb<D>> = (0..1000).map(|_| gen(&mut r)).collect();
+        let boxes: Vec<Aabb<D>> = (0..1000).map(|_| make_box(&mut r)).collect();
         let data: Vec<u64> = (0..boxes.len()).map(|_| r.next_u64() % 5).collect();
         let f = Filter { membership: if k == Kind::Kinematic { 2 } else { 3 }, mask: u32::MAX };
         for ((h, b), d) in w.extend_with(&boxes, k, f, &data).unwrap().into_iter().zip(boxes).zip(data) {
@@ -233,7 +233,7 @@ fn big_world<const D: usize>(seed: u64) -> (World<D>, Vec<Obj<D>>, Queries<D>) {
     let live = m.live();
     for _ in 0..200 {
         let h = live[r.below(live.len())].h;
-        let b = gen(&mut r);
+        let b = make_box(&mut r);
         w.set_aabb(h, b).unwrap();
         m.get_mut(h).aabb = b;
     }
@@ -251,7 +251,7 @@ fn big_world<const D: usize>(seed: u64) -> (World<D>, Vec<Obj<D>>, Queries<D>) {
         m.get_mut(o.h).kind = Kind::Dynamic;
     }
     for _ in 0..100 {
-        let (b, f, d) = (gen(&mut r), model::filter(&mut r), model::data(&mut r));
+        let (b, f, d) = (make_box(&mut r), model::filter(&mut r), model::data(&mut r));
         m.insert(w.insert_with(b, Kind::Dynamic, f, d).unwrap(), b, Kind::Dynamic, f, d);
     }
     w.validate().unwrap();

@@ -249,10 +249,10 @@ fn run_alike<const D: usize>(seed: u64, margin: f32, h: f32, ops: usize) -> [usi
             assert_eq!(answers(&a, q), answers(&b, q), "{ctx}: answers right after the restore");
         }
         let c = random_call(&mut r, &a, &dead);
-        if let Call::Remove(h) = c {
-            if a.contains(h) {
-                dead.push(h);
-            }
+        if let Call::Remove(h) = c
+            && a.contains(h)
+        {
+            dead.push(h);
         }
         let (got_a, got_b) = (apply(&mut a, &c), apply(&mut b, &c));
         assert_eq!(got_a, got_b, "{ctx}: {c:?} returned differently");
@@ -304,10 +304,10 @@ fn sample<const D: usize>(seed: u64) -> World<D> {
     let mut dead = Vec::new();
     for _ in 0..160 {
         let c = random_call(&mut r, &w, &dead);
-        if let Call::Remove(h) = c {
-            if w.contains(h) {
-                dead.push(h);
-            }
+        if let Call::Remove(h) = c
+            && w.contains(h)
+        {
+            dead.push(h);
         }
         apply(&mut w, &c);
     }

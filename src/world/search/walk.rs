@@ -438,10 +438,11 @@ impl<const D: usize> Search<D> {
                     // only where the margin is not negative.
                     let g = if f.margin < 0.0 { f.store.boxes[y as usize].grown(f.margin) } else { *leaf };
                     c.meet(y, &g, Kind::Static, f, old, new);
-                    if let (Some(fb), Some(grid)) = (fat, grid) {
-                        if fb.overlaps(&g) && !g.is_inverted() {
-                            entries.push(grid.encode(y, &g));
-                        }
+                    if let (Some(fb), Some(grid)) = (fat, grid)
+                        && fb.overlaps(&g)
+                        && !g.is_inverted()
+                    {
+                        entries.push(grid.encode(y, &g));
                     }
                     ControlFlow::Continue(())
                 });

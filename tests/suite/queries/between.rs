@@ -25,10 +25,10 @@ fn brute<const D: usize>(a: &[Aabb<D>], b: &[Aabb<D>], margin: f32) -> Vec<[u32;
     for (i, x) in a.iter().enumerate() {
         let Some(gx) = grow(x) else { continue };
         for (j, y) in gb.iter().enumerate() {
-            if let Some(y) = y {
-                if (0..D).all(|k| gx.min[k] <= y.max[k] && y.min[k] <= gx.max[k]) {
-                    out.push([i as u32, j as u32]);
-                }
+            if let Some(y) = y
+                && (0..D).all(|k| gx.min[k] <= y.max[k] && y.min[k] <= gx.max[k])
+            {
+                out.push([i as u32, j as u32]);
             }
         }
     }
