@@ -16,14 +16,11 @@
 //! - Allocation: the finder's grid and key lists, kept between calls; the output.
 //! - Errors: as [`Broadphase::find_pairs`]: an invalid box is [`Error::InvalidBox`] with
 //!   its index in `a`, or `a.len()` plus its index in `b` (its index in `a` then `b`).
-//! - Source: this crate. The grid replaced a tree over the smaller set walked by blocks
-//!   of 32 larger-set boxes (its tree kept for the world's joins, `bvh::between`), and
-//!   the one search over both sets that the tree gave way to on dense unordered scenes.
-//!   PERF: benches/queries.rs (`between`), 1M static boxes and 100k dynamic ones, 2
-//!   threads, a shared and loaded 2-core machine, the join and one `find_pairs` over
-//!   both sets in the same run: tiles 2D 36.1 ms and 157 (the tree 118 and 175),
-//!   terrain 3D 51.6 and 208 (the tree 89.9 and 213), uniform 3D in random order 103
-//!   and 151 (the tree 200 and 163).
+//! - Source: this crate. A grid over the smaller set, not a tree over it walked by blocks
+//!   of larger-set boxes (that tree stays for the world's joins, `bvh::between`): the
+//!   larger set is read once in its own order, with no walk and no give-way to a search
+//!   over both sets. PERF: benches/queries.rs (`between`; figures in
+//!   `docs/BENCHMARKS.md`).
 
 use crate::kernels::pair_sort::PairBudget;
 use crate::time::Instant;

@@ -329,10 +329,8 @@ fn fit<const D: usize>(sizes: &[Sizes<D>; LEVELS], span: &[f64; D]) -> ([f64; LE
 /// boxes look through the level (a join): no box of the level looks, so wider cells cost
 /// only the candidates they add, and a sparse level (a crowd over a scene ten times its
 /// number) is cheapest with cells several boxes wide, and fewer cells keep a dense table
-/// where a hashed one would be needed. PERF: benches/queries.rs (`between`): the crowd
-/// takes 4 on tiles 2D, 3 on uniform 3D, and 6 on terrain 3D, where the cap of 4 made a
-/// hashed table of 177 x 178 x 15 cells and the looks cost 91 ms, against 63 to 76 ms
-/// with 6 (a dense 118 x 119 x 10; 2 threads, the stats' `t_sweep`).
+/// where a hashed one would be needed (terrain 3D takes 6, where 4 needs a hashed
+/// table). PERF: benches/queries.rs (`between`).
 const JOIN_FACTORS: [f64; 7] = [1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 8.0];
 
 /// Each level's cell side for a join, where the boxes of sizes `a` look through every
