@@ -4,7 +4,8 @@
 //!
 //! - `parked:P:X`: `uniform` with `P` percent of the boxes (every `round(100 / P)`-th)
 //!   moved to `X` and beyond on every axis, unit boxes spaced `max(1e6, X / 1000)` apart
-//!   along the first axis so that they touch nothing (the object-pool trick).
+//!   along the first axis so that they touch nothing (the object-pool trick); closer near
+//!   `f32::MAX`, so that every box stays finite.
 //!   `parked:P:none` is the same scene with those boxes left out: the baseline a parked
 //!   scene is measured against.
 //! - `staircase`: box `k` a thin step `[k, k + 0.5]` on axis `k % D` and a plank
@@ -60,7 +61,9 @@ pub fn unparked<const D: usize>(n: usize, share: f64, seed: u64) -> Vec<Aabb<D>>
 /// `uniform(n)` with `share` percent of the boxes parked at `at` and beyond (module docs).
 pub fn parked<const D: usize>(n: usize, share: f64, at: f32, seed: u64) -> Vec<Aabb<D>> {
     let every = ((100.0 / share).round() as usize).max(1);
-    let gap = (at * 1e-3).max(1e6);
+    // Closer than `max(1e6, at / 1000)` where the last box would pass `f32::MAX`.
+    let room = (f64::from(f32::MAX) - f64::from(at)) / (n.div_ceil(every) + 1) as f64;
+    let gap = (at * 1e-3).max(1e6).min(room as f32);
     let mut boxes = uniform::<D>(n, seed);
     for (k, b) in boxes.iter_mut().step_by(every).enumerate() {
         let mut min = [at; D];
@@ -97,4 +100,20 @@ pub fn sticks<const D: usize>(n: usize, seed: u64) -> Vec<Aabb<D>> {
             Aabb::new(min, std::array::from_fn(|k| min[k] + side[k]))
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Parked near `f32::MAX`, every box stays finite and valid, however many are parked.
+    #[test]
+    fn parked_near_the_largest_float_stays_finite() {
+        for n in [1, 200, 2861, 20_000] {
+            for at in [1e9, 1e30, 3e38, 3.4e38] {
+                let boxes = parked::<3>(n, 5.0, at, 7);
+                assert!(boxes.iter().all(Aabb::is_valid), "n {n}, at {at}");
+            }
+        }
+    }
 }
