@@ -47,11 +47,10 @@ use crate::algorithms::quadtree::Quadtree;
 use crate::algorithms::rdc::RdcPairs;
 use crate::algorithms::sap::Sorted;
 use crate::bvh::Bvh;
-use crate::choose::Choice;
 use crate::columns::{Columns, Entry};
 use crate::kernels::pair_sort::PairBudget;
 use crate::time::Instant;
-use crate::{Aabb, Config, Error, Stats};
+use crate::{Aabb, Config, Error, Method, Stats};
 
 mod cache;
 pub use cache::release_cached_buffers;
@@ -166,37 +165,37 @@ impl<const D: usize> Broadphase<D> {
         let narrowed = full != (scan.min, scan.max);
         let (axis, per_box) = scan.best();
         let choice = crate::choose::choose::<D>(self.config.method, &scan, sample.as_ref(), axis, per_box);
-        self.stats.method = choice.method();
-        if choice != Choice::Columns {
+        self.stats.method = choice;
+        if choice != Method::Columns {
             self.stats.t_scan = t0.elapsed();
             let t = Instant::now();
             let budget = PairBudget::new(self.config.max_pairs);
             let tested = match choice {
-                Choice::Tree => {
+                Method::Tree => {
                     self.tree.build(boxes, m);
                     self.stats.entries = self.tree.len();
                     self.stats.t_sort = t.elapsed();
                     self.tree.pairs_into(boxes.len(), &budget, out)
                 }
-                Choice::Rdc => {
+                Method::Rdc => {
                     let (tested, splits) = self.rdc.frame(boxes, m, axis, &budget, out);
                     self.stats.rdc_splits = splits;
                     tested
                 }
-                Choice::Grid => {
+                Method::Grid => {
                     let bulk = Aabb { min: scan.min, max: scan.max };
                     self.grid.build(boxes, m, Aabb { min: full.0, max: full.1 }, bulk);
                     self.stats.entries = self.grid.len();
                     self.stats.t_sort = t.elapsed();
                     self.grid.pairs_into(boxes.len(), &budget, out)
                 }
-                Choice::Quadtree => {
+                Method::Quadtree => {
                     self.quadtree.build(boxes, m, Aabb { min: scan.min, max: scan.max });
                     self.stats.entries = self.quadtree.len();
                     self.stats.t_sort = t.elapsed();
                     self.quadtree.pairs_into(boxes.len(), &budget, out)
                 }
-                Choice::BruteForce => self.brute.pairs_into(boxes, m, &budget, out),
+                Method::BruteForce => self.brute.pairs_into(boxes, m, &budget, out),
                 _ => crate::algorithms::sap::sweep_into(&mut self.sweep, boxes, m, axis, &budget, out),
             };
             self.stats.t_sweep = t.elapsed() - self.stats.t_sort;

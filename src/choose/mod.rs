@@ -107,34 +107,6 @@ pub(crate) const STRAYS_SWEPT_MAX: f64 = 0.125;
 /// PERF: benches/scaling.rs (mixed, tiles, uniform, clustered, varied, sticks).
 pub(crate) const GRID_TOP_MIN: f64 = 4.0;
 
-/// What a frame runs: a whole-scene sweep, the columns, the tree, RDC or the brute force.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Choice {
-    Sweep,
-    Columns,
-    Tree,
-    Rdc,
-    BruteForce,
-    Grid,
-    Quadtree,
-}
-
-impl Choice {
-    /// The method that runs this choice.
-    pub(crate) fn method(self) -> crate::Method {
-        use crate::Method;
-        match self {
-            Choice::Sweep => Method::Sweep,
-            Choice::Columns => Method::Columns,
-            Choice::Tree => Method::Tree,
-            Choice::Rdc => Method::Rdc,
-            Choice::BruteForce => Method::BruteForce,
-            Choice::Grid => Method::Grid,
-            Choice::Quadtree => Method::Quadtree,
-        }
-    }
-}
-
 /// The fewest candidates a box must be expected to meet in the columns
 /// ([`TrimSample::column_tests`]) for `Method::Auto` to take the tree. The estimate takes
 /// every box at its coarsest level, so it overstates the columns' candidates several
@@ -151,8 +123,9 @@ pub(crate) const TREE_MIN_PER_BOX: f64 = 1024.0;
 /// PERF: benches/pairs.rs (`sticks`, 2D).
 pub(crate) const TREE_WASTE: f64 = 8.0;
 
-/// What `method` runs on a scene of these statistics, `axis` being the sweep axis and
-/// `per_box` the whole-scene sweep's expected tests a box along it.
+/// The method that runs for `method` (itself, but for `Auto`) on a scene of these
+/// statistics, `axis` being the sweep axis and `per_box` the whole-scene sweep's expected
+/// tests a box along it; never `Auto`.
 ///
 /// `Auto`: in 1D a column is the whole line, so it sweeps. Otherwise it sweeps where the
 /// sweep is cheap (the module's rule); else it takes the tree where the columns would
@@ -169,33 +142,27 @@ pub(crate) fn choose<const D: usize>(
     sample: Option<&TrimSample<D>>,
     axis: usize,
     per_box: f64,
-) -> Choice {
+) -> Method {
     match method {
-        Method::Sweep => Choice::Sweep,
-        Method::Columns => Choice::Columns,
-        Method::Tree => Choice::Tree,
-        Method::Rdc => Choice::Rdc,
-        Method::BruteForce => Choice::BruteForce,
-        Method::Grid => Choice::Grid,
-        Method::Quadtree => Choice::Quadtree,
         Method::Auto => {
             if D < 2
                 || (scan.cut() <= STRAYS_SWEPT_MAX
                     && per_box <= sweep_max_per_box::<D>(scan.count(), scan.size_spread()))
             {
-                Choice::Sweep
+                Method::Sweep
             } else if per_box > TREE_MIN_PER_BOX
                 && sample.is_some_and(|t| {
                     let (col, pairs) = t.column_tests(axis, scan.count());
                     col > TREE_MIN_PER_BOX && col > TREE_WASTE * pairs
                 })
             {
-                Choice::Tree
+                Method::Tree
             } else if scan.size_spread() <= SIZE_SPREAD_MAX && scan.size_top() >= GRID_TOP_MIN {
-                Choice::Grid
+                Method::Grid
             } else {
-                Choice::Columns
+                Method::Columns
             }
         }
+        given => given,
     }
 }

@@ -92,7 +92,7 @@ fn estimate_counts_equal_lower_bounds() {
 }
 
 /// The choice `Auto` makes for `boxes`, as the pipeline makes it, and the cliff estimate.
-fn auto_choice<const D: usize>(boxes: &[Aabb<D>]) -> (super::Choice, f64, f64) {
+fn auto_choice<const D: usize>(boxes: &[Aabb<D>]) -> (crate::Method, f64, f64) {
     let mut st = scan_scene(boxes, 0.0);
     let sample = super::TrimSample::take(boxes, 0.0);
     if let Some(t) = &sample {
@@ -112,7 +112,7 @@ fn auto_takes_the_tree_on_the_staircase_alone() {
     use crate::internals::{cliffs, scene};
     fn check<const D: usize>(n: usize) {
         let (c, col, pairs) = auto_choice(&cliffs::staircase::<D>(n));
-        assert_eq!(c, super::Choice::Tree, "{D}D staircase {n}: {col} candidates, {pairs} pairs a box");
+        assert_eq!(c, crate::Method::Tree, "{D}D staircase {n}: {col} candidates, {pairs} pairs a box");
         let mut names: Vec<String> = scene::SCENES.iter().map(|s| s.to_string()).collect();
         names.extend(["parked:10:1e9".into(), "parked:50:1e5".into()]);
         if n <= 100_000 {
@@ -121,7 +121,7 @@ fn auto_takes_the_tree_on_the_staircase_alone() {
         for name in names.iter().filter(|s| s.as_str() != "all_overlapping") {
             let boxes = crate::internals::by_name::<D>(name, n, 1).unwrap();
             let (c, col, pairs) = auto_choice(&boxes);
-            assert_ne!(c, super::Choice::Tree, "{D}D {name} {n}: {col} candidates, {pairs} pairs a box");
+            assert_ne!(c, crate::Method::Tree, "{D}D {name} {n}: {col} candidates, {pairs} pairs a box");
         }
     }
     for n in [10_000, 100_000, 1_000_000] {
@@ -136,8 +136,8 @@ fn auto_takes_the_tree_on_the_staircase_alone() {
 /// dense scenes of one size, of widely spread sizes, and sticks the columns.
 #[test]
 fn auto_takes_the_fastest_method_on_each_scene() {
-    use super::Choice::{Columns, Grid, Sweep, Tree};
-    fn check<const D: usize>(name: &str, n: usize, want: super::Choice) {
+    use crate::Method::{Columns, Grid, Sweep, Tree};
+    fn check<const D: usize>(name: &str, n: usize, want: crate::Method) {
         let boxes = crate::internals::by_name::<D>(name, n, 1).unwrap();
         let (c, col, pairs) = auto_choice(&boxes);
         assert_eq!(c, want, "{D}D {name} {n}: {col} candidates, {pairs} pairs a box");
