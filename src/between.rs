@@ -81,6 +81,7 @@ impl<const D: usize> Broadphase<D> {
             out.clear();
             return first_invalid(a, b);
         }
+        self.stats.method = crate::Method::Grid;
         if let Err(e) = budget.verdict() {
             out.clear();
             return Err(e);

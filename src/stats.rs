@@ -11,8 +11,9 @@ use std::time::Duration;
 pub struct Stats {
     /// Boxes in the input.
     pub boxes: usize,
-    /// The method that found the pairs: under [`Method::Auto`], the one it chose
-    /// (`Method::Auto` before the first run, and after a run whose input was invalid).
+    /// The method that found the pairs: under [`Method::Auto`], the one it chose; after
+    /// `find_pairs_between`, [`Method::Grid`], whose join it runs (`Method::Auto` before
+    /// the first run, and after a run whose input was invalid).
     pub method: Method,
     /// The scan (validation, bounds, sweep-axis estimate, the choice of algorithm) and the
     /// column plan (levels; none where the scene is swept whole).

@@ -5,7 +5,9 @@
 //! to 16 threads.
 
 use super::common::{clumped, next_up, uniform, Draws, Rng};
-use broadphase::{find_pairs_between, find_pairs_between_with, Aabb, BoxProblem, Broadphase, Config, Error};
+use broadphase::{
+    find_pairs_between, find_pairs_between_with, Aabb, BoxProblem, Broadphase, Config, Error, Method,
+};
 use proptest::prelude::*;
 
 /// The double loop: every `[i, j]` with `a[i]` and `b[j]`, each grown by `margin` on every
@@ -101,6 +103,12 @@ fn check<const D: usize>(
     let mut out = vec![[9, 9]; 3];
     bp.find_pairs_between(a, b, &mut out).unwrap();
     assert_eq!(out, want, "{ctx}: Broadphase::find_pairs_between");
+    let stats = bp.stats();
+    assert_eq!(
+        (stats.method, stats.boxes, stats.pairs),
+        (Method::Grid, a.len() + b.len(), want.len()),
+        "{ctx}"
+    );
     let mut swapped: Vec<[u32; 2]> = want.iter().map(|&[i, j]| [j, i]).collect();
     swapped.sort();
     assert_eq!(find_pairs_between_with(b, a, &config), Ok(swapped), "{ctx}: swapped");
@@ -192,6 +200,11 @@ fn between_names_the_first_invalid_box() {
         let want = Err(Error::InvalidBox { index, problem });
         assert_eq!(find_pairs_between(&a, &b), want, "{a:?} {b:?}");
         assert_eq!(find_pairs_between_with(&a, &b, &Config::default().with_margin(0.5)), want, "{a:?} {b:?}");
+        // A finder that ran before names no method after the error.
+        let mut bp = Broadphase::new(Config::default()).unwrap();
+        bp.find_pairs_between(&[ok], &[ok], &mut Vec::new()).unwrap();
+        assert_eq!(bp.find_pairs_between(&a, &b, &mut Vec::new()), Err(Error::InvalidBox { index, problem }));
+        assert_eq!(bp.stats().method, Method::Auto, "{a:?} {b:?}");
     }
 }
 
