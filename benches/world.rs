@@ -93,28 +93,20 @@ static LIVE: AtomicIsize = AtomicIsize::new(0);
 // SAFETY: every call is passed on to `System` unchanged; only a counter is added.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        unsafe {
-            LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
-            System.alloc(l)
-        }
+        LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc(l) }
     }
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        unsafe {
-            LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
-            System.alloc_zeroed(l)
-        }
+        LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
+        unsafe { System.alloc_zeroed(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe {
-            LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
-            System.dealloc(p, l)
-        }
+        LIVE.fetch_sub(l.size() as isize, Ordering::Relaxed);
+        unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        unsafe {
-            LIVE.fetch_add(new as isize - l.size() as isize, Ordering::Relaxed);
-            System.realloc(p, l, new)
-        }
+        LIVE.fetch_add(new as isize - l.size() as isize, Ordering::Relaxed);
+        unsafe { System.realloc(p, l, new) }
     }
 }
 

@@ -33,34 +33,28 @@ static PEAK: AtomicUsize = AtomicUsize::new(0);
 // SAFETY: forwards to the system allocator unchanged; only adds relaxed counters.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        unsafe {
-            let p = System.alloc(l);
-            if !p.is_null() {
-                let now = LIVE.fetch_add(l.size(), Relaxed) + l.size();
-                PEAK.fetch_max(now, Relaxed);
-            }
-            p
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            let now = LIVE.fetch_add(l.size(), Relaxed) + l.size();
+            PEAK.fetch_max(now, Relaxed);
         }
+        p
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe {
-            System.dealloc(p, l);
-            LIVE.fetch_sub(l.size(), Relaxed);
-        }
+        unsafe { System.dealloc(p, l) };
+        LIVE.fetch_sub(l.size(), Relaxed);
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        unsafe {
-            let q = System.realloc(p, l, new);
-            if !q.is_null() {
-                if new > l.size() {
-                    let now = LIVE.fetch_add(new - l.size(), Relaxed) + new - l.size();
-                    PEAK.fetch_max(now, Relaxed);
-                } else {
-                    LIVE.fetch_sub(l.size() - new, Relaxed);
-                }
+        let q = unsafe { System.realloc(p, l, new) };
+        if !q.is_null() {
+            if new > l.size() {
+                let now = LIVE.fetch_add(new - l.size(), Relaxed) + new - l.size();
+                PEAK.fetch_max(now, Relaxed);
+            } else {
+                LIVE.fetch_sub(l.size() - new, Relaxed);
             }
-            q
         }
+        q
     }
 }
 

@@ -17,32 +17,26 @@ static PEAK: AtomicUsize = AtomicUsize::new(0);
 // SAFETY: forwards to the system allocator unchanged; only adds relaxed counters.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        unsafe {
-            let p = System.alloc(l);
-            if !p.is_null() {
-                PEAK.fetch_max(LIVE.fetch_add(l.size(), Relaxed) + l.size(), Relaxed);
-            }
-            p
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            PEAK.fetch_max(LIVE.fetch_add(l.size(), Relaxed) + l.size(), Relaxed);
         }
+        p
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe {
-            System.dealloc(p, l);
-            LIVE.fetch_sub(l.size(), Relaxed);
-        }
+        unsafe { System.dealloc(p, l) };
+        LIVE.fetch_sub(l.size(), Relaxed);
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
-        unsafe {
-            let q = System.realloc(p, l, new);
-            if !q.is_null() {
-                if new > l.size() {
-                    PEAK.fetch_max(LIVE.fetch_add(new - l.size(), Relaxed) + new - l.size(), Relaxed);
-                } else {
-                    LIVE.fetch_sub(l.size() - new, Relaxed);
-                }
+        let q = unsafe { System.realloc(p, l, new) };
+        if !q.is_null() {
+            if new > l.size() {
+                PEAK.fetch_max(LIVE.fetch_add(new - l.size(), Relaxed) + new - l.size(), Relaxed);
+            } else {
+                LIVE.fetch_sub(l.size() - new, Relaxed);
             }
-            q
         }
+        q
     }
 }
 
