@@ -198,11 +198,13 @@ impl<const D: usize> Columns<D> {
         if split_strays {
             let (glo, ghi) = (bounds.min, grid_hi);
             let count_out = SendPtr(self.count.as_mut_ptr());
-            let found: Vec<(usize, Strays)> = boxes
+            let level = &self.level;
+            let found: Vec<(usize, Strays, (u32, u32))> = boxes
                 .par_chunks(chunk)
                 .enumerate()
                 .map(|(ci, part)| {
                     let (mut gone, mut st) = (0usize, Strays::default());
+                    let (mut l_min, mut l_max) = (u32::MAX, 0);
                     for (j, b) in part.iter().enumerate() {
                         let (i, g) = (ci * chunk + j, b.grown(m));
                         if g.is_inverted() {
@@ -215,14 +217,21 @@ impl<const D: usize> Columns<D> {
                             gone += unsafe { count_out.0.add(i).read() } as usize;
                             // SAFETY: as above.
                             unsafe { count_out.put(i, 0) };
-                        } else if (0..D).any(|k| g.min[k] < glo[k] || g.max[k] > ghi[k]) {
+                            continue;
+                        }
+                        if (0..D).any(|k| g.min[k] < glo[k] || g.max[k] > ghi[k]) {
                             st.crossing.push(i as u32);
                         }
+                        let l = level[i] as u32;
+                        (l_min, l_max) = (l_min.min(l), l_max.max(l));
                     }
-                    (gone, st)
+                    (gone, st, (l_min, l_max))
                 })
                 .collect();
-            for (p, (gone, st)) in parts.iter_mut().zip(found) {
+            // The layout's levels are those of the boxes that keep their entries: clamped
+            // onto the border, a far box takes the finest level, and would widen every key.
+            for (p, (gone, st, levels)) in parts.iter_mut().zip(found) {
+                (p.0, p.1) = levels;
                 p.2 -= gone;
                 self.strays.far.extend_from_slice(&st.far);
                 self.strays.crossing.extend_from_slice(&st.crossing);
