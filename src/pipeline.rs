@@ -18,7 +18,9 @@
 //!
 //! Where the choice is a whole-scene sweep (`Method::Sweep`, or `Auto` on a sparse scene),
 //! `algorithms::sap::sweep_into` replaces stages 2 to 5 and is timed in `t_sweep`, its pair
-//! sort included, after the scan in `t_scan`. Where it is the tree (`Method::Tree`, or
+//! sort included, after the scan in `t_scan`; where the trim narrowed the bounds, the
+//! boxes wholly outside them are left out of it and found apart, as the columns do
+//! (`Broadphase::pairs_apart`). Where it is the tree (`Method::Tree`, or
 //! `Auto` where long boxes cross across the columns), `bvh::Bvh::build` (timed in
 //! `t_sort`) and `bvh::Bvh::pairs_into` (in `t_sweep`, its pair sort included) replace
 //! them; where it is the grid (`Method::Grid`), `algorithms::grid::Grid::build` and
@@ -164,7 +166,17 @@ impl<const D: usize> Broadphase<D> {
         // Boxes can lie outside the grid only where the trim narrowed it.
         let narrowed = full != (scan.min, scan.max);
         let (axis, per_box) = scan.best();
-        let choice = crate::choose::choose::<D>(self.config.method, &scan, sample.as_ref(), axis, per_box);
+        // Boxes wholly outside the trimmed bounds are set apart (`pairs_apart`), by the
+        // columns and the whole-scene sweep alike.
+        let strays_apart = narrowed && !self.nested;
+        let choice = crate::choose::choose::<D>(
+            self.config.method,
+            &scan,
+            sample.as_ref(),
+            axis,
+            per_box,
+            strays_apart,
+        );
         self.stats.method = choice;
         if choice != Method::Columns {
             self.stats.t_scan = t0.elapsed();
@@ -196,7 +208,27 @@ impl<const D: usize> Broadphase<D> {
                     self.quadtree.pairs_into(boxes.len(), &budget, out)
                 }
                 Method::BruteForce => self.brute.pairs_into(boxes, m, &budget, out),
-                _ => crate::algorithms::sap::sweep_into(&mut self.sweep, boxes, m, axis, &budget, out),
+                _ => {
+                    let within = Aabb { min: scan.min, max: scan.max };
+                    if strays_apart {
+                        self.cols.strays.find(boxes, m, within.min, within.max);
+                    } else {
+                        self.cols.strays.far.clear();
+                    }
+                    self.pairs_apart(boxes)?;
+                    let within = (!self.cols.strays.far.is_empty()).then_some(&within);
+                    let s = &mut self.sweep;
+                    crate::algorithms::sap::sweep_into(
+                        s,
+                        boxes,
+                        m,
+                        axis,
+                        within,
+                        &self.apart_keys,
+                        &budget,
+                        out,
+                    )
+                }
             };
             self.stats.t_sweep = t.elapsed() - self.stats.t_sort;
             self.stats.candidates = tested;
@@ -276,11 +308,12 @@ impl<const D: usize> Broadphase<D> {
         Ok(())
     }
 
-    /// The pairs with a box the plan set apart (far outside the grid), as keys in
-    /// `apart_keys`: the far boxes and those crossing the grid's border go to a finder of
-    /// their own, whose own scan fits its grid to them, and of its pairs those with a far
-    /// box are kept (two crossing boxes have their entries in the columns). Their cost is
-    /// that of their own layout, never the bulk's.
+    /// The pairs with a box set apart (`cols.strays`: far outside the grid, or outside the
+    /// trimmed bounds of a whole-scene sweep), as keys in `apart_keys`: the far boxes and
+    /// those crossing the border go to a finder of their own, whose own scan fits its grid
+    /// to them, and of its pairs those with a far box are kept (two crossing boxes meet in
+    /// the columns or the sweep). Their cost is that of their own layout, never the
+    /// bulk's.
     fn pairs_apart(&mut self, boxes: &[Aabb<D>]) -> Result<(), Error> {
         self.apart_keys.clear();
         let st = &self.cols.strays;

@@ -122,12 +122,13 @@ impl<const D: usize> Sorted<D> {
         self.take_sorted();
     }
 
-    /// Empties the set and fills it with the live boxes of `boxes` grown by `margin`, each
+    /// Empties the set and fills it with the live boxes of `boxes` grown by `margin` (of
+    /// them, only those that reach into `within` where it is given), each
     /// with its index as payload, sorted along `axis`, in parallel: the same set as
     /// [`Sorted::set_axis`], a [`Sorted::push`] of each live box in order, and
     /// [`Sorted::sort`]. PERF: faster than those steps in turn, on one thread as on many
     /// (`benches/pairs.rs`, 2D terrain 1M).
-    pub fn fill(&mut self, boxes: &[Aabb<D>], margin: f32, axis: usize) {
+    pub fn fill(&mut self, boxes: &[Aabb<D>], margin: f32, axis: usize, within: Option<&Aabb<D>>) {
         self.set_axis(axis);
         let ax = self.axis;
         // Keys: flipped lower bound on the sweep axis, then the box index (ties in push
@@ -135,7 +136,8 @@ impl<const D: usize> Sorted<D> {
         self.keys.clear();
         let key = |(i, b): (usize, &Aabb<D>)| {
             let g = b.grown(margin);
-            (!g.is_inverted()).then(|| (flip(g.min[ax]) as u64) << 32 | i as u64)
+            let outside = within.is_some_and(|w| (0..D).any(|k| g.max[k] < w.min[k] || g.min[k] > w.max[k]));
+            (!g.is_inverted() && !outside).then(|| (flip(g.min[ax]) as u64) << 32 | i as u64)
         };
         if boxes.len() < FILL_PAR_MIN {
             self.keys.extend(boxes.iter().enumerate().filter_map(key));
@@ -318,15 +320,24 @@ pub fn bipartite<const D: usize>(a: &Sorted<D>, b: &Sorted<D>, mut emit: impl Fn
 
 /// The whole-scene sweep: every live (grown) box into `s` along `axis`, sorted, swept in
 /// parallel chunks of the outer index, pairs into `out`. Returns the boxes tested.
+/// Where `within` is given, boxes wholly outside it are left out, and `apart` holds the
+/// pair keys found for them elsewhere (`pair_sort::key`), joined to the output and
+/// counted against `budget`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn sweep_into<const D: usize>(
     s: &mut Sorted<D>,
     boxes: &[Aabb<D>],
     margin: f32,
     axis: usize,
+    within: Option<&Aabb<D>>,
+    apart: &[u64],
     budget: &PairBudget,
     out: &mut Vec<[u32; 2]>,
 ) -> usize {
-    s.fill(boxes, margin, axis);
+    if !budget.take(apart.len()) {
+        return 0;
+    }
+    s.fill(boxes, margin, axis, within);
     let n = s.len();
     // Four chunks a thread, of 512 to 4096 boxes: at 10k boxes a fixed 4096 a chunk would
     // leave 3 jobs for any number of threads.
@@ -346,12 +357,13 @@ pub(crate) fn sweep_into<const D: usize>(
     if budget.stopped() {
         return tests.iter().sum();
     }
-    let total: usize = parts.iter().map(|p| p.len()).sum();
+    let total: usize = parts.iter().map(|p| p.len()).sum::<usize>() + apart.len();
     if out.try_reserve_exact(total.saturating_sub(out.len())).is_err() {
         budget.out_of_memory();
         return tests.iter().sum();
     }
-    let parts: Vec<Vec<&[[u32; 2]]>> = parts.iter().map(|p| vec![bytemuck::cast_slice(p)]).collect();
+    let parts: Vec<Vec<&[[u32; 2]]>> =
+        parts.iter().map(|p| p.as_slice()).chain([apart]).map(|p| vec![bytemuck::cast_slice(p)]).collect();
     crate::kernels::pair_sort::finish_into(&parts, boxes.len(), out);
     tests.iter().sum()
 }

@@ -86,9 +86,10 @@ pub(crate) fn sweep_max_per_box<const D: usize>(n: usize, size_spread: f64) -> f
 }
 
 /// The largest share of strays set apart by the trim ([`AxisStats::cut`]) at which `Auto`
-/// may still sweep the scene whole. The estimate is the bulk's, and a whole-scene sweep
-/// takes the strays along; past this share the columns run, with the strays apart.
-/// PERF: benches/pairs.rs (`parked:50:1e9`, 3D).
+/// may still sweep the scene whole where the trim did not narrow the grid bounds (so
+/// that the strays would be swept along: the estimate is the bulk's). Where it narrowed
+/// them, the strays wholly outside are found apart, by the sweep as by the columns, and
+/// any share may be swept. PERF: benches/pairs.rs (`parked:50:1e9`, 3D).
 pub(crate) const STRAYS_SWEPT_MAX: f64 = 0.125;
 
 /// How far the sampled boxes' largest box must stand out ([`AxisStats::size_top`]: the
@@ -125,7 +126,8 @@ pub(crate) const TREE_WASTE: f64 = 8.0;
 
 /// The method that runs for `method` (itself, but for `Auto`) on a scene of these
 /// statistics, `axis` being the sweep axis and `per_box` the whole-scene sweep's expected
-/// tests a box along it; never `Auto`.
+/// tests a box along it; never `Auto`. `strays_apart`: the boxes wholly outside the
+/// scan's (trimmed) bounds will be found apart, whatever runs.
 ///
 /// `Auto`: in 1D a column is the whole line, so it sweeps. Otherwise it sweeps where the
 /// sweep is cheap (the module's rule); else it takes the tree where the columns would
@@ -142,11 +144,12 @@ pub(crate) fn choose<const D: usize>(
     sample: Option<&TrimSample<D>>,
     axis: usize,
     per_box: f64,
+    strays_apart: bool,
 ) -> Method {
     match method {
         Method::Auto => {
             if D < 2
-                || (scan.cut() <= STRAYS_SWEPT_MAX
+                || ((strays_apart || scan.cut() <= STRAYS_SWEPT_MAX)
                     && per_box <= sweep_max_per_box::<D>(scan.count(), scan.size_spread()))
             {
                 Method::Sweep

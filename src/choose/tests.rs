@@ -95,12 +95,14 @@ fn estimate_counts_equal_lower_bounds() {
 fn auto_choice<const D: usize>(boxes: &[Aabb<D>]) -> (crate::Method, f64, f64) {
     let mut st = scan_scene(boxes, 0.0);
     let sample = super::TrimSample::take(boxes, 0.0);
+    let full = (st.min, st.max);
     if let Some(t) = &sample {
         st.trim(t);
     }
+    let narrowed = full != (st.min, st.max);
     let (axis, per_box) = st.best();
     let (col, pairs) = sample.as_ref().map_or((0.0, 0.0), |t| t.column_tests(axis, st.count()));
-    (super::choose::<D>(crate::Method::Auto, &st, sample.as_ref(), axis, per_box), col, pairs)
+    (super::choose::<D>(crate::Method::Auto, &st, sample.as_ref(), axis, per_box, narrowed), col, pairs)
 }
 
 /// `Auto` takes the tree on the staircase, at every size, and never on the scenes the
@@ -133,7 +135,8 @@ fn auto_takes_the_tree_on_the_staircase_alone() {
 /// `Auto`'s choice on small versions of the scenes where each method runs fastest
 /// (benches/scaling.rs, `docs/BENCHMARKS.md`): a few long boxes among many of one size
 /// take the grid, the staircase the tree, small sparse scenes the whole-scene sweep, and
-/// dense scenes of one size, of widely spread sizes, and sticks the columns.
+/// dense scenes of one size, of widely spread sizes, and sticks the columns; with boxes
+/// parked far away, what the rest would take.
 #[test]
 fn auto_takes_the_fastest_method_on_each_scene() {
     use crate::Method::{Columns, Grid, Sweep, Tree};
@@ -158,4 +161,11 @@ fn auto_takes_the_fastest_method_on_each_scene() {
         check::<2>(name, 3_000, Sweep);
     }
     check::<3>("uniform", 1_000, Sweep);
+    // Parked boxes are found apart, so the bulk decides: a sparse 2D bulk is swept
+    // (whatever share is parked), a dense one and 3D take the columns.
+    for name in ["parked:10:1e9", "parked:50:1e9"] {
+        check::<2>(name, 10_000, Sweep);
+        check::<2>(name, 100_000, Columns);
+        check::<3>(name, 10_000, Columns);
+    }
 }

@@ -79,6 +79,8 @@ use levels::LevelTable;
 pub(crate) use sink::grow;
 
 use crate::kernels::morton::Quantizer;
+use crate::par::prelude::*;
+use crate::Aabb;
 
 /// Boxes the plan sets apart, by input index, ascending: those wholly outside the grid
 /// (`far`: no entries) and those that cross its border (`crossing`: entries as any box).
@@ -87,6 +89,46 @@ use crate::kernels::morton::Quantizer;
 pub(crate) struct Strays {
     pub far: Vec<u32>,
     pub crossing: Vec<u32>,
+}
+
+impl Strays {
+    /// Fills the lists for `bounds` (`lo..=hi` on every axis) from the live boxes of
+    /// `boxes` grown by `margin`, for a finder with no columns (the whole-scene sweep).
+    /// Parallel over fixed chunks, joined in order: the same lists for any thread count.
+    pub(crate) fn find<const D: usize>(
+        &mut self,
+        boxes: &[Aabb<D>],
+        margin: f32,
+        lo: [f32; D],
+        hi: [f32; D],
+    ) {
+        let chunk = crate::kernels::par::chunk_len(boxes.len());
+        let found: Vec<Strays> = boxes
+            .par_chunks(chunk)
+            .enumerate()
+            .map(|(c, part)| {
+                let mut st = Strays::default();
+                for (j, b) in part.iter().enumerate() {
+                    let (i, g) = ((c * chunk + j) as u32, b.grown(margin));
+                    if g.is_inverted() {
+                        continue;
+                    }
+                    if (0..D).any(|k| g.max[k] < lo[k] || g.min[k] > hi[k]) {
+                        st.far.push(i);
+                    } else if (0..D).any(|k| g.min[k] < lo[k] || g.max[k] > hi[k]) {
+                        st.crossing.push(i);
+                    }
+                }
+                st
+            })
+            .collect();
+        self.far.clear();
+        self.crossing.clear();
+        for st in found {
+            self.far.extend_from_slice(&st.far);
+            self.crossing.extend_from_slice(&st.crossing);
+        }
+    }
 }
 
 /// The boxes' levels, counts and the layout; after [`Columns::gather`] the rows in entry order.
