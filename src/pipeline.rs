@@ -218,7 +218,7 @@ impl<const D: usize> Broadphase<D> {
                     self.pairs_apart(boxes)?;
                     let within = (!self.cols.strays.far.is_empty()).then_some(&within);
                     let s = &mut self.sweep;
-                    crate::algorithms::sap::sweep_into(
+                    let tested = crate::algorithms::sap::sweep_into(
                         s,
                         boxes,
                         m,
@@ -227,7 +227,10 @@ impl<const D: usize> Broadphase<D> {
                         &self.apart_keys,
                         &budget,
                         out,
-                    )
+                    );
+                    // The tests made apart count too, as on the columns' path.
+                    let apart = self.apart.as_ref().filter(|_| within.is_some());
+                    tested + apart.map_or(0, |f| f.stats.candidates)
                 }
             };
             self.stats.t_sweep = t.elapsed() - self.stats.t_sort;

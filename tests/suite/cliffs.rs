@@ -149,3 +149,25 @@ fn tree_sees_boxes_parked_every_tenth_id() {
     tree_sees_boxes_parked_every_tenth_id_in::<2>();
     tree_sees_boxes_parked_every_tenth_id_in::<3>();
 }
+
+/// A crowd parked far away (a thousand copies of one box) beside a field: the crowd's
+/// pairs are found apart, by the whole-scene sweep as by the columns, exactly, and
+/// `Stats::candidates` counts the tests made there too (at least one a pair found).
+fn a_far_crowd_is_found_apart_in<const D: usize>() {
+    let mut boxes = uniform::<D>(3_000, 11);
+    boxes.extend(std::iter::repeat_n(Aabb::new([1e9; D], [1e9 + 64.0; D]), 1_000));
+    let want = brute_force_pairs(&boxes, &Config::default()).unwrap();
+    assert!(want.len() > 499_500, "D = {D}: {} pairs", want.len());
+    for method in [Method::Auto, Method::Sweep, Method::Columns] {
+        let (got, _, candidates) = run(&boxes, Config::default().with_method(method));
+        assert!(got == want, "D = {D}, {method:?}: pairs differ");
+        assert!(candidates >= got.len(), "D = {D}, {method:?}: {candidates} candidates, {} pairs", got.len());
+        same_on_every_pool("a far crowd", &boxes, &Config::default().with_method(method));
+    }
+}
+
+#[test]
+fn a_far_crowd_is_found_apart() {
+    a_far_crowd_is_found_apart_in::<2>();
+    a_far_crowd_is_found_apart_in::<3>();
+}
