@@ -57,6 +57,12 @@ impl<const D: usize> Aabb<D> {
         b
     }
 
+    /// True when `other` lies wholly inside this box (closed: faces may touch).
+    #[inline]
+    pub(crate) fn contains(&self, other: &Self) -> bool {
+        (0..D).all(|k| self.min[k] <= other.min[k] && other.max[k] <= self.max[k])
+    }
+
     /// The smallest box holding this one and `other`.
     #[inline]
     pub(crate) fn union(&self, other: &Self) -> Self {

@@ -211,7 +211,7 @@ impl<const D: usize> Broadphase<D> {
                 _ => {
                     let within = Aabb { min: scan.min, max: scan.max };
                     if strays_apart {
-                        self.cols.strays.find(boxes, m, within.min, within.max);
+                        self.cols.strays.find(boxes, m, &within);
                     } else {
                         self.cols.strays.far.clear();
                     }

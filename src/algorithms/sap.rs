@@ -136,7 +136,7 @@ impl<const D: usize> Sorted<D> {
         self.keys.clear();
         let key = |(i, b): (usize, &Aabb<D>)| {
             let g = b.grown(margin);
-            let outside = within.is_some_and(|w| (0..D).any(|k| g.max[k] < w.min[k] || g.min[k] > w.max[k]));
+            let outside = within.is_some_and(|w| !g.overlaps(w));
             (!g.is_inverted() && !outside).then(|| (flip(g.min[ax]) as u64) << 32 | i as u64)
         };
         if boxes.len() < FILL_PAR_MIN {

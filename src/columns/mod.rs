@@ -92,16 +92,10 @@ pub(crate) struct Strays {
 }
 
 impl Strays {
-    /// Fills the lists for `bounds` (`lo..=hi` on every axis) from the live boxes of
+    /// Fills the lists for `bounds` from the live boxes of
     /// `boxes` grown by `margin`, for a finder with no columns (the whole-scene sweep).
     /// Parallel over fixed chunks, joined in order: the same lists for any thread count.
-    pub(crate) fn find<const D: usize>(
-        &mut self,
-        boxes: &[Aabb<D>],
-        margin: f32,
-        lo: [f32; D],
-        hi: [f32; D],
-    ) {
+    pub(crate) fn find<const D: usize>(&mut self, boxes: &[Aabb<D>], margin: f32, bounds: &Aabb<D>) {
         let chunk = crate::kernels::par::chunk_len(boxes.len());
         let found: Vec<Strays> = boxes
             .par_chunks(chunk)
@@ -113,9 +107,9 @@ impl Strays {
                     if g.is_inverted() {
                         continue;
                     }
-                    if (0..D).any(|k| g.max[k] < lo[k] || g.min[k] > hi[k]) {
+                    if !g.overlaps(bounds) {
                         st.far.push(i);
-                    } else if (0..D).any(|k| g.min[k] < lo[k] || g.max[k] > hi[k]) {
+                    } else if !bounds.contains(&g) {
                         st.crossing.push(i);
                     }
                 }

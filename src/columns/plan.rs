@@ -196,7 +196,7 @@ impl<const D: usize> Columns<D> {
         self.strays.far.clear();
         self.strays.crossing.clear();
         if split_strays {
-            let (glo, ghi) = (bounds.min, grid_hi);
+            let grid = Aabb { min: bounds.min, max: grid_hi };
             let count_out = SendPtr(self.count.as_mut_ptr());
             let level = &self.level;
             let found: Vec<(usize, Strays, (u32, u32))> = boxes
@@ -210,7 +210,7 @@ impl<const D: usize> Columns<D> {
                         if g.is_inverted() {
                             continue;
                         }
-                        if (0..D).any(|k| g.max[k] < glo[k] || g.min[k] > ghi[k]) {
+                        if !g.overlaps(&grid) {
                             st.far.push(i as u32);
                             // SAFETY: `i < n` (`count` has length n) lies in this chunk
                             // alone, so no other task reads or writes it.
@@ -219,7 +219,7 @@ impl<const D: usize> Columns<D> {
                             unsafe { count_out.put(i, 0) };
                             continue;
                         }
-                        if (0..D).any(|k| g.min[k] < glo[k] || g.max[k] > ghi[k]) {
+                        if !grid.contains(&g) {
                             st.crossing.push(i as u32);
                         }
                         let l = level[i] as u32;
