@@ -35,7 +35,7 @@
 //! enters (`sweep`: or a moving box); `best` walks several trees at once in order of a
 //! key (an entry `t`, a distance); `bucket` and `wide` make a tree kept for walks
 //! (buckets of leaves under four-wide nodes), which `query`, `ray` and `best` walk the
-//! same way.
+//! same way; `stack` is the walks' fixed stack of pending subtrees.
 
 mod best;
 mod between;
@@ -45,6 +45,7 @@ mod pairs;
 mod query;
 mod ray;
 mod sah;
+mod stack;
 mod sweep;
 #[cfg(test)]
 mod tests;

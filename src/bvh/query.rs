@@ -6,10 +6,11 @@
 //! - Cost: the nodes whose bounds meet the region: O(log n + k) for k leaves in scenes of
 //!   boxes about as large as their spacing.
 //! - Parallel: no; one query is one walk (batches of queries run in parallel above it).
-//! - Allocation: none (a fixed stack of [`MAX_DEPTH`] subtrees).
+//! - Allocation: none (a fixed stack of [`MAX_DEPTH`] subtrees, `stack`).
 //! - Source: the standard stack-based BVH walk (T. Karras, "Thinking parallel, part II:
 //!   tree traversal on the GPU", NVIDIA, 2012).
 
+use super::stack::{buffer, Stack};
 use super::{Bvh, Node, LEAF, MAX_DEPTH};
 use crate::Aabb;
 use std::ops::ControlFlow;
@@ -56,8 +57,9 @@ pub(super) fn walk<const D: usize>(
 ) -> ControlFlow<()> {
     // Pending subtrees: at most one a level (the second child met), and no path is longer
     // than `MAX_DEPTH`.
-    let mut stack = [0u32; MAX_DEPTH];
-    let (mut sp, mut at) = (0usize, 0u32);
+    let mut buf = buffer::<u32, MAX_DEPTH>();
+    let mut stack = Stack::new(&mut buf);
+    let mut at = 0u32;
     loop {
         let nd = &nodes[at as usize];
         let mut next = None;
@@ -71,17 +73,15 @@ pub(super) fn walk<const D: usize>(
             } else if next.is_none() {
                 next = Some(r);
             } else {
-                stack[sp] = r;
-                sp += 1;
+                stack.push(r);
             }
         }
         match next {
             Some(r) => at = r,
-            None if sp > 0 => {
-                sp -= 1;
-                at = stack[sp];
-            }
-            None => return ControlFlow::Continue(()),
+            None => match stack.pop() {
+                Some(r) => at = r,
+                None => return ControlFlow::Continue(()),
+            },
         }
     }
 }

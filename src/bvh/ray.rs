@@ -15,6 +15,7 @@
 //!   SIGGRAPH 1986) in a front-to-back stack traversal, as in Karras' "Thinking parallel,
 //!   part II: tree traversal on the GPU" (NVIDIA, 2012).
 
+use super::stack::{buffer, Stack};
 use super::{Bvh, LEAF, MAX_DEPTH};
 use crate::Aabb;
 use std::ops::ControlFlow;
@@ -190,8 +191,9 @@ impl<const D: usize> Bvh<D> {
             };
         }
         // Pending subtrees with the `t` the ray enters them at: at most one a level.
-        let mut stack = [(0u32, 0.0f32); MAX_DEPTH];
-        let (mut sp, mut at) = (0usize, 0u32);
+        let mut buf = buffer::<(u32, f32), MAX_DEPTH>();
+        let mut stack = Stack::new(&mut buf);
+        let mut at = 0u32;
         loop {
             let nd = &self.nodes[at as usize];
             let e = [ray.enters(&nd.min[0], &nd.max[0], *cut), ray.enters(&nd.min[1], &nd.max[1], *cut)];
@@ -209,11 +211,10 @@ impl<const D: usize> Bvh<D> {
                 } else if next.is_none() {
                     next = Some(r);
                 } else {
-                    stack[sp] = (r, t);
-                    sp += 1;
+                    stack.push((r, t));
                 }
             }
-            match next.or_else(|| pop_nearer(&stack, &mut sp, *cut)) {
+            match next.or_else(|| pop_nearer(&mut stack, *cut)) {
                 Some(r) => at = r,
                 None => return ControlFlow::Continue(()),
             }
@@ -222,12 +223,10 @@ impl<const D: usize> Bvh<D> {
 }
 
 /// The next pending subtree the ray enters at or before `cut`, popped from the top of
-/// `stack[..*sp]`; those entered after it are dropped on the way.
+/// `stack`; those entered after it are dropped on the way.
 #[inline(always)]
-pub(super) fn pop_nearer(stack: &[(u32, f32)], sp: &mut usize, cut: f32) -> Option<u32> {
-    while *sp > 0 {
-        *sp -= 1;
-        let (r, t) = stack[*sp];
+pub(super) fn pop_nearer<const N: usize>(stack: &mut Stack<'_, (u32, f32), N>, cut: f32) -> Option<u32> {
+    while let Some((r, t)) = stack.pop() {
         if t <= cut {
             return Some(r);
         }

@@ -22,9 +22,11 @@
 
 use super::query::leaf_or_bucket;
 use super::ray::{leaf_or_bucket as cast_leaf_or_bucket, pop_nearer, Slab};
+use super::stack::{buffer, Stack};
 use super::{Bvh, Node, LEAF, MAX_DEPTH};
 use crate::Aabb;
 use std::ops::ControlFlow;
+use wide::f32x4;
 
 /// Children a node holds.
 const WIDTH: usize = 4;
@@ -58,19 +60,23 @@ impl<const D: usize> Wide<D> {
         Aabb { min: std::array::from_fn(|k| self.min[k][c]), max: std::array::from_fn(|k| self.max[k][c]) }
     }
 
-    /// A bit a child whose bounds meet `region` (closed boxes): one compare of four lanes
-    /// an axis.
+    /// A bit a child whose bounds meet `region` (closed boxes), and a bit a child whose
+    /// bounds lie within it: four lanes an axis, two compares each.
     #[inline(always)]
-    fn meets(&self, region: &Aabb<D>) -> u32 {
-        let mut ok = [true; WIDTH];
+    fn meets(&self, region: &Aabb<D>) -> (u32, u32) {
+        let all = f32x4::splat(0.0).simd_eq(f32x4::splat(0.0));
+        let (mut meet, mut within) = (all, all);
         for k in 0..D {
-            for (c, ok) in ok.iter_mut().enumerate() {
-                *ok &= (self.min[k][c] <= region.max[k]) & (region.min[k] <= self.max[k][c]);
-            }
+            let (lo, hi) = (f32x4::from(self.min[k]), f32x4::from(self.max[k]));
+            let (rlo, rhi) = (f32x4::splat(region.min[k]), f32x4::splat(region.max[k]));
+            meet &= lo.simd_le(rhi) & rlo.simd_le(hi);
+            within &= rlo.simd_le(lo) & hi.simd_le(rhi);
         }
         // Empty bounds meet a region reaching to infinity (a huge box grown by the
         // margin): empty children are masked out by reference.
-        (0..WIDTH).fold(0, |m, c| m | ((ok[c] & (self.child[c] != EMPTY)) as u32) << c)
+        let live = (0..WIDTH).fold(0, |m, c| m | ((self.child[c] != EMPTY) as u32) << c);
+        let meet = meet.to_bitmask() & live;
+        (meet, within.to_bitmask() & meet)
     }
 }
 
@@ -141,7 +147,10 @@ fn fold<const D: usize>(old: &[Node<D>], i: usize, wide: &mut Vec<Wide<D>>) -> u
 }
 
 /// The region walk over wide nodes (see `query::walk`): each leaf whose box meets
-/// `region` to `leaf(position, box)`, which may stop the walk.
+/// `region` to `leaf(position, box)`, which may stop the walk. A child whose bounds lie
+/// within the region has every leaf in it, which goes out untested, the subtree unwalked
+/// (a large region's hits are mostly such runs). PERF: benches/queries.rs
+/// (`regions_large`).
 #[inline(always)]
 pub(super) fn walk_wide<const D: usize>(
     nodes: &[Wide<D>],
@@ -149,35 +158,41 @@ pub(super) fn walk_wide<const D: usize>(
     region: &Aabb<D>,
     mut leaf: impl FnMut(usize, &Aabb<D>) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
-    // Pending subtrees: at most three a level.
-    let mut stack = [0u32; (WIDTH - 1) * MAX_DEPTH];
-    let (mut sp, mut at) = (0usize, 0u32);
+    // Pending subtrees (node, first leaf): at most three a level.
+    let mut buf = buffer::<(u32, u32), { (WIDTH - 1) * MAX_DEPTH }>();
+    let mut stack = Stack::new(&mut buf);
+    let (mut at, mut first) = (0u32, 0u32);
     loop {
         let nd = &nodes[at as usize];
-        let mut hits = nd.meets(region);
+        let (mut hits, within) = nd.meets(region);
         // Internal children go down in order: the last met is pushed first.
-        let mut inner = [0u32; WIDTH];
+        let mut inner = [(0u32, 0u32); WIDTH];
         let mut n = 0;
         while hits != 0 {
             let c = hits.trailing_zeros() as usize;
             hits &= hits - 1;
+            // Children cover consecutive runs of leaves, in order.
+            let start = if c == 0 { first } else { nd.last[c - 1] + 1 };
             let r = nd.child[c];
-            if r & LEAF != 0 {
+            if within >> c & 1 != 0 {
+                let start = start as usize;
+                for (p, b) in leaves[start..=nd.last[c] as usize].iter().enumerate() {
+                    leaf(start + p, b)?;
+                }
+            } else if r & LEAF != 0 {
                 leaf_or_bucket(r, nd.last[c], || nd.child_box(c), leaves, region, &mut leaf)?;
             } else {
-                inner[n] = r;
+                inner[n] = (r, start);
                 n += 1;
             }
         }
         if n > 0 {
             for &r in inner[1..n].iter().rev() {
-                stack[sp] = r;
-                sp += 1;
+                stack.push(r);
             }
-            at = inner[0];
-        } else if sp > 0 {
-            sp -= 1;
-            at = stack[sp];
+            (at, first) = inner[0];
+        } else if let Some(r) = stack.pop() {
+            (at, first) = r;
         } else {
             return ControlFlow::Continue(());
         }
@@ -194,8 +209,9 @@ pub(super) fn cast_wide<const D: usize, S: Slab<D>>(
     cut: &mut f32,
     mut visit: impl FnMut(usize, f32, &mut f32) -> ControlFlow<()>,
 ) -> ControlFlow<()> {
-    let mut stack = [(0u32, 0.0f32); (WIDTH - 1) * MAX_DEPTH];
-    let (mut sp, mut at) = (0usize, 0u32);
+    let mut buf = buffer::<(u32, f32), { (WIDTH - 1) * MAX_DEPTH }>();
+    let mut stack = Stack::new(&mut buf);
+    let mut at = 0u32;
     loop {
         let nd = &nodes[at as usize];
         // The children entered, by entry point (children in order on ties).
@@ -234,11 +250,10 @@ pub(super) fn cast_wide<const D: usize, S: Slab<D>>(
                 continue;
             }
             if let Some(far) = next.replace((r, t)) {
-                stack[sp] = far;
-                sp += 1;
+                stack.push(far);
             }
         }
-        match next.map(|(r, _)| r).or_else(|| pop_nearer(&stack, &mut sp, *cut)) {
+        match next.map(|(r, _)| r).or_else(|| pop_nearer(&mut stack, *cut)) {
             Some(r) => at = r,
             None => return ControlFlow::Continue(()),
         }

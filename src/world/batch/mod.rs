@@ -7,24 +7,29 @@
 //!   is left as it was.
 //! - Cost: that of the queries one by one ([`crate::world`]'s query docs), divided among
 //!   the threads.
-//! - Threads: fixed chunks of [`CHUNK`] queries on the caller's rayon pool; each query's
-//!   results depend on it alone and the chunks are joined in order, so the output is the
-//!   same bytes for any thread count.
+//! - Threads: fixed chunks of [`CHUNK`] queries on the caller's rayon pool, the queries
+//!   taken along a Morton curve through their positions (`order`); each query's results
+//!   depend on it alone and are put back in input order, so the output is the same bytes
+//!   for any thread count.
 //! - Allocation: a [`Batch`] keeps its buffers (and one per chunk) between calls; reused,
 //!   it allocates only to grow.
 //! - Source: this crate.
+
+mod order;
 
 use super::query::{check_max_distance, check_point, QueryFilter, Ray, Sphere, Sweep};
 use super::{Handle, World};
 use crate::par::prelude::*;
 use crate::{Aabb, Error};
+use order::{midway, with_order};
+use std::cell::Cell;
 
 /// Queries a parallel work item runs.
 const CHUNK: usize = 64;
 
 /// The results of a batch of queries: query `i`'s are `get(i)`, in the order the single
 /// query gives them.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Batch<T> {
     /// Every query's results, one query after another.
     items: Vec<T>,
@@ -32,11 +37,20 @@ pub struct Batch<T> {
     ends: Vec<usize>,
     /// Per chunk of queries: its results and each query's count, kept between calls.
     parts: Vec<(Vec<T>, Vec<usize>)>,
+    /// Per query, where its results lie in `parts`: chunk, start, count; kept.
+    spots: Vec<(usize, usize, usize)>,
 }
 
 impl<T> Default for Batch<T> {
     fn default() -> Self {
-        Self { items: Vec::new(), ends: Vec::new(), parts: Vec::new() }
+        Self { items: Vec::new(), ends: Vec::new(), parts: Vec::new(), spots: Vec::new() }
+    }
+}
+
+/// Two batches are equal where they hold the same results for the same queries.
+impl<T: PartialEq> PartialEq for Batch<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.items == other.items && self.ends == other.ends
     }
 }
 
@@ -75,30 +89,83 @@ impl<T: Copy + Send> Batch<T> {
     }
 
     /// Runs `one(query, out)` (which appends that query's results to `out`) for each
-    /// query, in parallel chunks, and gathers the results in order.
-    fn run<Q: Sync>(&mut self, queries: &[Q], one: impl Fn(&Q, &mut Vec<T>) + Sync) {
-        let chunks = queries.len().div_ceil(CHUNK);
+    /// query, in parallel chunks, taking the queries in `order` (their indices) where
+    /// given, and gathers the results in input order.
+    fn run<Q: Sync>(&mut self, queries: &[Q], order: Option<&[u32]>, one: impl Fn(&Q, &mut Vec<T>) + Sync) {
+        let n = queries.len();
+        let chunks = n.div_ceil(CHUNK);
         if self.parts.len() < chunks {
             self.parts.resize_with(chunks, Default::default);
         }
+        let index = |j: usize| order.map_or(j, |o| o[j] as usize);
         self.parts[..chunks].par_iter_mut().enumerate().for_each(|(c, (items, counts))| {
             items.clear();
             counts.clear();
-            for q in &queries[c * CHUNK..((c + 1) * CHUNK).min(queries.len())] {
+            for j in c * CHUNK..((c + 1) * CHUNK).min(n) {
                 let start = items.len();
-                one(q, items);
+                one(&queries[index(j)], items);
                 counts.push(items.len() - start);
             }
         });
         self.items.clear();
         self.ends.clear();
-        for (items, counts) in &self.parts[..chunks] {
-            self.items.extend_from_slice(items);
-            for &n in counts {
-                self.ends.push(self.ends.last().copied().unwrap_or(0) + n);
+        let Some(order) = order else {
+            for (items, counts) in &self.parts[..chunks] {
+                self.items.extend_from_slice(items);
+                for &k in counts {
+                    self.ends.push(self.ends.last().copied().unwrap_or(0) + k);
+                }
+            }
+            return;
+        };
+        self.spots.clear();
+        self.spots.resize(n, (0, 0, 0));
+        for (c, (_, counts)) in self.parts[..chunks].iter().enumerate() {
+            let mut start = 0;
+            for (j, &k) in counts.iter().enumerate() {
+                self.spots[order[c * CHUNK + j] as usize] = (c, start, k);
+                start += k;
             }
         }
+        for &(c, start, k) in &self.spots {
+            self.items.extend_from_slice(&self.parts[c].0[start..start + k]);
+            self.ends.push(self.items.len());
+        }
     }
+}
+
+/// A thread's buffer of closest hits in the order they ran (taken out while in use).
+type Hits = Vec<Option<(Handle, f32)>>;
+
+thread_local! {
+    static HITS: Cell<Hits> = const { Cell::new(Vec::new()) };
+}
+
+/// `closest(query)` for each query into `out` (entry `i` for query `i`), in parallel, the
+/// queries taken in `order` where given.
+fn each_closest<Q: Sync>(
+    queries: &[Q],
+    order: Option<&[u32]>,
+    closest: impl Fn(&Q) -> Option<(Handle, f32)> + Sync + Send,
+    out: &mut Hits,
+) {
+    let Some(order) = order else {
+        queries.par_iter().with_min_len(CHUNK).map(closest).collect_into_vec(out);
+        return;
+    };
+    let mut ran = HITS.take();
+    order.par_iter().with_min_len(CHUNK).map(|&i| closest(&queries[i as usize])).collect_into_vec(&mut ran);
+    out.clear();
+    out.resize(queries.len(), None);
+    for (&i, &hit) in order.iter().zip(&ran) {
+        out[i as usize] = hit;
+    }
+    HITS.set(ran);
+}
+
+/// A box's centre.
+fn centre<const D: usize>(b: &Aabb<D>) -> [f32; D] {
+    std::array::from_fn(|k| b.min[k] * 0.5 + b.max[k] * 0.5)
 }
 
 impl<const D: usize> World<D> {
@@ -111,7 +178,11 @@ impl<const D: usize> World<D> {
         out: &mut Batch<Handle>,
     ) -> Result<(), Error> {
         crate::validate::check_boxes(regions)?;
-        out.run(regions, |r, v| self.region_into(r, &filter, v));
+        with_order(
+            regions.len(),
+            |i| centre(&regions[i]),
+            |o| out.run(regions, o, |r, v| self.region_into(r, &filter, v)),
+        );
         Ok(())
     }
 
@@ -126,7 +197,11 @@ impl<const D: usize> World<D> {
         for (i, p) in points.iter().enumerate() {
             check_point(p, i)?;
         }
-        out.run(points, |p, v| self.region_into(&Aabb { min: *p, max: *p }, &filter, v));
+        with_order(
+            points.len(),
+            |i| points[i],
+            |o| out.run(points, o, |p, v| self.region_into(&Aabb { min: *p, max: *p }, &filter, v)),
+        );
         Ok(())
     }
 
@@ -141,7 +216,11 @@ impl<const D: usize> World<D> {
         for (i, b) in spheres.iter().enumerate() {
             b.check(i)?;
         }
-        out.run(spheres, |b, v| self.sphere_into(b, &filter, v));
+        with_order(
+            spheres.len(),
+            |i| spheres[i].center,
+            |o| out.run(spheres, o, |b, v| self.sphere_into(b, &filter, v)),
+        );
         Ok(())
     }
 
@@ -160,7 +239,11 @@ impl<const D: usize> World<D> {
         for (i, p) in points.iter().enumerate() {
             check_point(p, i)?;
         }
-        out.run(points, |p, v| self.nearest_into(p, k, max_distance, &filter, v));
+        with_order(
+            points.len(),
+            |i| points[i],
+            |o| out.run(points, o, |p, v| self.nearest_into(p, k, max_distance, &filter, v)),
+        );
         Ok(())
     }
 
@@ -176,10 +259,8 @@ impl<const D: usize> World<D> {
         for (i, r) in rays.iter().enumerate() {
             r.check(i)?;
         }
-        rays.par_iter()
-            .with_min_len(CHUNK)
-            .map(|r| self.closest(&r.prepared(), &filter))
-            .collect_into_vec(out);
+        let mid = |i: usize| midway(rays[i].origin, &rays[i].dir, rays[i].max_t);
+        with_order(rays.len(), mid, |o| each_closest(rays, o, |r| self.closest(&r.prepared(), &filter), out));
         Ok(())
     }
 
@@ -195,7 +276,10 @@ impl<const D: usize> World<D> {
         for (i, r) in rays.iter().enumerate() {
             r.check(i)?;
         }
-        out.run(rays, |r, v| self.hits_into(&r.prepared(), max_hits, &filter, v));
+        let mid = |i: usize| midway(rays[i].origin, &rays[i].dir, rays[i].max_t);
+        with_order(rays.len(), mid, |o| {
+            out.run(rays, o, |r, v| self.hits_into(&r.prepared(), max_hits, &filter, v))
+        });
         Ok(())
     }
 
@@ -211,11 +295,10 @@ impl<const D: usize> World<D> {
         for (i, s) in sweeps.iter().enumerate() {
             s.check(i)?;
         }
-        sweeps
-            .par_iter()
-            .with_min_len(CHUNK)
-            .map(|s| self.closest(&s.prepared(), &filter))
-            .collect_into_vec(out);
+        let mid = |i: usize| midway(centre(&sweeps[i].aabb), &sweeps[i].dir, sweeps[i].max_t);
+        with_order(sweeps.len(), mid, |o| {
+            each_closest(sweeps, o, |s| self.closest(&s.prepared(), &filter), out)
+        });
         Ok(())
     }
 
@@ -231,7 +314,10 @@ impl<const D: usize> World<D> {
         for (i, s) in sweeps.iter().enumerate() {
             s.check(i)?;
         }
-        out.run(sweeps, |s, v| self.hits_into(&s.prepared(), max_hits, &filter, v));
+        let mid = |i: usize| midway(centre(&sweeps[i].aabb), &sweeps[i].dir, sweeps[i].max_t);
+        with_order(sweeps.len(), mid, |o| {
+            out.run(sweeps, o, |s, v| self.hits_into(&s.prepared(), max_hits, &filter, v))
+        });
         Ok(())
     }
 }
