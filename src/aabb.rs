@@ -57,6 +57,13 @@ impl<const D: usize> Aabb<D> {
         b
     }
 
+    /// The box's centre along axis `k` (halves first: the sum of two f32 extremes
+    /// overflows).
+    #[inline(always)]
+    pub(crate) fn centre_on(&self, k: usize) -> f32 {
+        self.min[k] * 0.5 + self.max[k] * 0.5
+    }
+
     /// True when `other` lies wholly inside this box (closed: faces may touch).
     #[inline]
     pub(crate) fn contains(&self, other: &Self) -> bool {

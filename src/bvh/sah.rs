@@ -78,12 +78,6 @@ struct Sah<const D: usize> {
 // and the buffers (sized n - 1, n - 1 and n) outlive the build.
 unsafe impl<const D: usize> Sync for Sah<D> {}
 
-/// A box's centre along axis `k` (halves first: the sum of two f32 extremes overflows).
-#[inline(always)]
-fn centre<const D: usize>(b: &Aabb<D>, k: usize) -> f32 {
-    b.min[k] * 0.5 + b.max[k] * 0.5
-}
-
 /// Half a box's surface (its perimeter in 2D), in f64: the heuristic's weight of a
 /// subtree, proportional to the chance that a small random region meets it.
 fn area<const D: usize>(lo: &[f32; D], hi: &[f32; D]) -> f64 {
@@ -118,7 +112,7 @@ impl<const D: usize> Bins<D> {
     /// a unit.
     fn add(&mut self, leaves: &[Aabb<D>], axis: usize, from: f32, scale: f32) {
         for b in leaves {
-            let i = bin(centre(b, axis), from, scale);
+            let i = bin(b.centre_on(axis), from, scale);
             self.count[i] += 1;
             for k in 0..D {
                 self.lo[i][k] = self.lo[i][k].min(b.min[k]);
@@ -235,7 +229,7 @@ impl<const D: usize> Sah<D> {
         let mut to = [f32::NEG_INFINITY; D];
         for b in leaves.iter() {
             for k in 0..D {
-                let c = centre(b, k);
+                let c = b.centre_on(k);
                 from[k] = from[k].min(c);
                 to[k] = to[k].max(c);
             }
@@ -265,7 +259,7 @@ impl<const D: usize> Sah<D> {
         };
         let Some(last) = bins.best() else { return middle };
         // Partition in place: boxes whose centre bins at or before `last` to the front.
-        let left = |b: &Aabb<D>| bin(centre(b, axis), from, scale) <= last;
+        let left = |b: &Aabb<D>| bin(b.centre_on(axis), from, scale) <= last;
         let (mut i, mut j) = (0, m);
         loop {
             while i < j && left(&leaves[i]) {

@@ -165,7 +165,7 @@ fn each_closest<Q: Sync>(
 
 /// A box's centre.
 fn centre<const D: usize>(b: &Aabb<D>) -> [f32; D] {
-    std::array::from_fn(|k| b.min[k] * 0.5 + b.max[k] * 0.5)
+    std::array::from_fn(|k| b.centre_on(k))
 }
 
 impl<const D: usize> World<D> {
