@@ -9,8 +9,8 @@
 //!   the threads.
 //! - Threads: fixed chunks of [`CHUNK`] queries on the caller's rayon pool, the queries
 //!   taken along a Morton curve through their positions (`order`); each query's results
-//!   depend on it alone and are put back in input order, so the output is the same bytes
-//!   for any thread count.
+//!   depend on it alone and are put back in input order (a parallel gather), so the
+//!   output is the same bytes for any thread count.
 //! - Allocation: a [`Batch`] keeps its buffers (and one per chunk) between calls; reused,
 //!   it allocates only to grow.
 //! - Source: this crate.
@@ -19,13 +19,18 @@ mod order;
 
 use super::query::{check_max_distance, check_point, QueryFilter, Ray, Sphere, Sweep};
 use super::{Handle, World};
+use crate::par::join;
 use crate::par::prelude::*;
 use crate::{Aabb, Error};
-use order::{midway, with_order};
+use order::{midway, with_order, Order};
 use std::cell::Cell;
 
 /// Queries a parallel work item runs.
 const CHUNK: usize = 64;
+
+/// Queries (or sixteen times as many results) a work item of the gather back to input
+/// order copies at the most.
+const GATHER: usize = 2048;
 
 /// The results of a batch of queries: query `i`'s are `get(i)`, in the order the single
 /// query gives them.
@@ -35,15 +40,14 @@ pub struct Batch<T> {
     items: Vec<T>,
     /// Where each query's results end in `items`.
     ends: Vec<usize>,
-    /// Per chunk of queries: its results and each query's count, kept between calls.
+    /// Per chunk of queries: its results and where each query's results end there, kept
+    /// between calls.
     parts: Vec<(Vec<T>, Vec<usize>)>,
-    /// Per query, where its results lie in `parts`: chunk, start, count; kept.
-    spots: Vec<(usize, usize, usize)>,
 }
 
 impl<T> Default for Batch<T> {
     fn default() -> Self {
-        Self { items: Vec::new(), ends: Vec::new(), parts: Vec::new(), spots: Vec::new() }
+        Self { items: Vec::new(), ends: Vec::new(), parts: Vec::new() }
     }
 }
 
@@ -87,49 +91,87 @@ impl<T: Copy + Send> Batch<T> {
     pub fn items(&self) -> &[T] {
         &self.items
     }
+}
 
+impl<T: Copy + Send + Sync> Batch<T> {
     /// Runs `one(query, out)` (which appends that query's results to `out`) for each
-    /// query, in parallel chunks, taking the queries in `order` (their indices) where
-    /// given, and gathers the results in input order.
-    fn run<Q: Sync>(&mut self, queries: &[Q], order: Option<&[u32]>, one: impl Fn(&Q, &mut Vec<T>) + Sync) {
+    /// query, in parallel chunks, taking the queries in `order` where given, and gathers
+    /// the results in input order (in parallel too).
+    fn run<Q: Sync>(
+        &mut self,
+        queries: &[Q],
+        order: Option<Order<'_>>,
+        one: impl Fn(&Q, &mut Vec<T>) + Sync,
+    ) {
         let n = queries.len();
         let chunks = n.div_ceil(CHUNK);
         if self.parts.len() < chunks {
             self.parts.resize_with(chunks, Default::default);
         }
-        let index = |j: usize| order.map_or(j, |o| o[j] as usize);
-        self.parts[..chunks].par_iter_mut().enumerate().for_each(|(c, (items, counts))| {
+        self.parts[..chunks].par_iter_mut().enumerate().for_each(|(c, (items, ends))| {
             items.clear();
-            counts.clear();
+            ends.clear();
             for j in c * CHUNK..((c + 1) * CHUNK).min(n) {
-                let start = items.len();
-                one(&queries[index(j)], items);
-                counts.push(items.len() - start);
+                one(&queries[order.map_or(j, |o| o.run[j] as usize)], items);
+                ends.push(items.len());
             }
         });
-        self.items.clear();
+        let parts = &self.parts[..chunks];
+        let at = |i: usize| order.map_or(i, |o| o.at[i] as usize);
         self.ends.clear();
-        let Some(order) = order else {
-            for (items, counts) in &self.parts[..chunks] {
-                self.items.extend_from_slice(items);
-                for &k in counts {
-                    self.ends.push(self.ends.last().copied().unwrap_or(0) + k);
-                }
-            }
-            return;
-        };
-        self.spots.clear();
-        self.spots.resize(n, (0, 0, 0));
-        for (c, (_, counts)) in self.parts[..chunks].iter().enumerate() {
-            let mut start = 0;
-            for (j, &k) in counts.iter().enumerate() {
-                self.spots[order[c * CHUNK + j] as usize] = (c, start, k);
-                start += k;
+        let mut total = 0;
+        for i in 0..n {
+            let (s, e) = span(parts, at(i));
+            total += e - s;
+            self.ends.push(total);
+        }
+        // Every slot is written below; a longer buffer from an earlier call is cut, a
+        // shorter one grown with a copy of some result (only the new slots are filled).
+        if let Some(fill) = parts.iter().find_map(|(items, _)| items.first().copied()) {
+            if self.items.len() < total {
+                self.items.resize(total, fill);
             }
         }
-        for &(c, start, k) in &self.spots {
-            self.items.extend_from_slice(&self.parts[c].0[start..start + k]);
-            self.ends.push(self.items.len());
+        self.items.truncate(total);
+        gather(parts, &self.ends, &at, 0, n, &mut self.items);
+    }
+}
+
+/// Query `j` of the run's results in its chunk's buffer: start and end.
+#[inline]
+fn span<T>(parts: &[(Vec<T>, Vec<usize>)], j: usize) -> (usize, usize) {
+    let (ends, r) = (&parts[j / CHUNK].1, j % CHUNK);
+    (if r == 0 { 0 } else { ends[r - 1] }, ends[r])
+}
+
+/// Copies the results of queries `lo..hi` (input order; query `i` ran `at(i)`-th) from
+/// the chunks' buffers into `out` (their results, one query after another; `ends` are
+/// the batch's), halving the range on the pool while it holds more than [`GATHER`]
+/// queries or results.
+fn gather<T: Copy + Send + Sync>(
+    parts: &[(Vec<T>, Vec<usize>)],
+    ends: &[usize],
+    at: &(impl Fn(usize) -> usize + Sync),
+    lo: usize,
+    hi: usize,
+    out: &mut [T],
+) {
+    let base = if lo == 0 { 0 } else { ends[lo - 1] };
+    if hi - lo > 1 && (hi - lo > GATHER || out.len() > GATHER * 16) {
+        let mid = lo + (hi - lo) / 2;
+        let (a, b) = out.split_at_mut(ends[mid - 1] - base);
+        join(|| gather(parts, ends, at, lo, mid, a), || gather(parts, ends, at, mid, hi, b));
+        return;
+    }
+    for (i, &end) in (lo..hi).zip(&ends[lo..hi]) {
+        let j = at(i);
+        let (s, e) = span(parts, j);
+        let from = &parts[j / CHUNK].0;
+        let to = end - base;
+        match e - s {
+            0 => {}
+            1 => out[to - 1] = from[s],
+            k => out[to - k..to].copy_from_slice(&from[s..e]),
         }
     }
 }
@@ -145,7 +187,7 @@ thread_local! {
 /// queries taken in `order` where given.
 fn each_closest<Q: Sync>(
     queries: &[Q],
-    order: Option<&[u32]>,
+    order: Option<Order<'_>>,
     closest: impl Fn(&Q) -> Option<(Handle, f32)> + Sync + Send,
     out: &mut Hits,
 ) {
@@ -154,12 +196,13 @@ fn each_closest<Q: Sync>(
         return;
     };
     let mut ran = HITS.take();
-    order.par_iter().with_min_len(CHUNK).map(|&i| closest(&queries[i as usize])).collect_into_vec(&mut ran);
-    out.clear();
-    out.resize(queries.len(), None);
-    for (&i, &hit) in order.iter().zip(&ran) {
-        out[i as usize] = hit;
-    }
+    order
+        .run
+        .par_iter()
+        .with_min_len(CHUNK)
+        .map(|&i| closest(&queries[i as usize]))
+        .collect_into_vec(&mut ran);
+    order.at.par_iter().with_min_len(GATHER).map(|&j| ran[j as usize]).collect_into_vec(out);
     HITS.set(ran);
 }
 
