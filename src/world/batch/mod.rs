@@ -127,10 +127,10 @@ impl<T: Copy + Send + Sync> Batch<T> {
         }
         // Every slot is written below; a longer buffer from an earlier call is cut, a
         // shorter one grown with a copy of some result (only the new slots are filled).
-        if let Some(fill) = parts.iter().find_map(|(items, _)| items.first().copied()) {
-            if self.items.len() < total {
-                self.items.resize(total, fill);
-            }
+        if self.items.len() < total
+            && let Some(fill) = parts.iter().find_map(|(items, _)| items.first().copied())
+        {
+            self.items.resize(total, fill);
         }
         self.items.truncate(total);
         gather(parts, &self.ends, &at, 0, n, &mut self.items);
