@@ -7,8 +7,9 @@
 //!   is left as it was.
 //! - Cost: that of the queries one by one ([`crate::world`]'s query docs), divided among
 //!   the threads.
-//! - Threads: fixed chunks of [`CHUNK`] queries on the caller's rayon pool, the queries
-//!   taken along a Morton curve through their positions (`order`); each query's results
+//! - Threads: fixed chunks of [`CHUNK`] queries on the caller's rayon pool, the first in
+//!   input order, the rest along a Morton curve through their positions (`order`) where
+//!   the first found enough to show that the queries reach the leaves; each query's results
 //!   depend on it alone and are put back in input order (a parallel gather), so the
 //!   output is the same bytes for any thread count.
 //! - Allocation: a [`Batch`] keeps its buffers (and one per chunk) between calls; reused,
@@ -31,6 +32,16 @@ const CHUNK: usize = 64;
 /// Queries (or sixteen times as many results) a work item of the gather back to input
 /// order copies at the most.
 const GATHER: usize = 2048;
+
+/// Whether a batch runs along the curve, from how many of its first [`CHUNK`] queries
+/// (run in input order) found something: at least one in sixteen. A query that finds
+/// nothing mostly stops in the tree's upper levels, which stay in cache in any order, so
+/// a batch of such queries (points in a level's open air) pays for the order and gains
+/// nothing from it; queries that reach leaves share their paths along the curve.
+/// PERF: benches/queries.rs (`points` on `terrain` and `uniform`).
+fn ordered(found: usize) -> bool {
+    found * 16 >= CHUNK
+}
 
 /// The results of a batch of queries: query `i`'s are `get(i)`, in the order the single
 /// query gives them.
@@ -95,12 +106,14 @@ impl<T: Copy + Send> Batch<T> {
 
 impl<T: Copy + Send + Sync> Batch<T> {
     /// Runs `one(query, out)` (which appends that query's results to `out`) for each
-    /// query, in parallel chunks, taking the queries in `order` where given, and gathers
-    /// the results in input order (in parallel too).
-    fn run<Q: Sync>(
+    /// query, in parallel chunks, and gathers the results in input order (in parallel
+    /// too). The first chunk runs first, in input order, on this thread: where
+    /// [`ordered`] finds that its queries found enough, the rest run along the curve
+    /// through `position(i)`.
+    fn run<Q: Sync, const D: usize>(
         &mut self,
         queries: &[Q],
-        order: Option<Order<'_>>,
+        position: impl Fn(usize) -> [f32; D] + Sync,
         one: impl Fn(&Q, &mut Vec<T>) + Sync,
     ) {
         let n = queries.len();
@@ -108,14 +121,40 @@ impl<T: Copy + Send + Sync> Batch<T> {
         if self.parts.len() < chunks {
             self.parts.resize_with(chunks, Default::default);
         }
-        self.parts[..chunks].par_iter_mut().enumerate().for_each(|(c, (items, ends))| {
+        let mut found = 0;
+        if let Some((items, ends)) = self.parts.first_mut() {
             items.clear();
             ends.clear();
-            for j in c * CHUNK..((c + 1) * CHUNK).min(n) {
-                one(&queries[order.map_or(j, |o| o.run[j] as usize)], items);
+            for q in &queries[..n.min(CHUNK)] {
+                let start = items.len();
+                one(q, items);
+                found += (items.len() > start) as usize;
                 ends.push(items.len());
             }
-        });
+        }
+        let n = if ordered(found) { n } else { 0 };
+        with_order(n, CHUNK, position, |order| self.rest(queries, order, one));
+    }
+
+    /// [`Batch::run`] past the first chunk, then the gather.
+    fn rest<Q: Sync>(
+        &mut self,
+        queries: &[Q],
+        order: Option<Order<'_>>,
+        one: impl Fn(&Q, &mut Vec<T>) + Sync,
+    ) {
+        let n = queries.len();
+        let chunks = n.div_ceil(CHUNK);
+        if chunks > 1 {
+            self.parts[1..chunks].par_iter_mut().enumerate().for_each(|(c, (items, ends))| {
+                items.clear();
+                ends.clear();
+                for j in (c + 1) * CHUNK..((c + 2) * CHUNK).min(n) {
+                    one(&queries[order.map_or(j, |o| o.run[j] as usize)], items);
+                    ends.push(items.len());
+                }
+            });
+        }
         let parts = &self.parts[..chunks];
         let at = |i: usize| order.map_or(i, |o| o.at[i] as usize);
         self.ends.clear();
@@ -183,26 +222,32 @@ thread_local! {
     static HITS: Cell<Hits> = const { Cell::new(Vec::new()) };
 }
 
-/// `closest(query)` for each query into `out` (entry `i` for query `i`), in parallel, the
-/// queries taken in `order` where given.
-fn each_closest<Q: Sync>(
+/// `closest(query)` for each query into `out` (entry `i` for query `i`), in parallel: the
+/// first [`CHUNK`] in input order on this thread, the rest along the curve through
+/// `position(i)` where [`ordered`] says so.
+fn each_closest<Q: Sync, const D: usize>(
     queries: &[Q],
-    order: Option<Order<'_>>,
+    position: impl Fn(usize) -> [f32; D] + Sync,
     closest: impl Fn(&Q) -> Option<(Handle, f32)> + Sync + Send,
     out: &mut Hits,
 ) {
-    let Some(order) = order else {
-        queries.par_iter().with_min_len(CHUNK).map(closest).collect_into_vec(out);
-        return;
-    };
     let mut ran = HITS.take();
-    order
-        .run
-        .par_iter()
-        .with_min_len(CHUNK)
-        .map(|&i| closest(&queries[i as usize]))
-        .collect_into_vec(&mut ran);
-    order.at.par_iter().with_min_len(GATHER).map(|&j| ran[j as usize]).collect_into_vec(out);
+    ran.clear();
+    ran.extend(queries.iter().take(CHUNK).map(&closest));
+    let found = ran.iter().filter(|h| h.is_some()).count();
+    let n = if ordered(found) { queries.len() } else { 0 };
+    with_order(n, CHUNK, position, |order| {
+        let Some(order) = order else {
+            out.clear();
+            out.extend_from_slice(&ran);
+            let rest = queries.get(CHUNK..).unwrap_or(&[]);
+            out.par_extend(rest.par_iter().with_min_len(CHUNK).map(&closest));
+            return;
+        };
+        let rest = &order.run[CHUNK..];
+        ran.par_extend(rest.par_iter().with_min_len(CHUNK).map(|&i| closest(&queries[i as usize])));
+        order.at.par_iter().with_min_len(GATHER).map(|&j| ran[j as usize]).collect_into_vec(out);
+    });
     HITS.set(ran);
 }
 
@@ -221,11 +266,7 @@ impl<const D: usize> World<D> {
         out: &mut Batch<Handle>,
     ) -> Result<(), Error> {
         crate::validate::check_boxes(regions)?;
-        with_order(
-            regions.len(),
-            |i| centre(&regions[i]),
-            |o| out.run(regions, o, |r, v| self.region_into(r, &filter, v)),
-        );
+        out.run(regions, |i| centre(&regions[i]), |r, v| self.region_into(r, &filter, v));
         Ok(())
     }
 
@@ -240,11 +281,7 @@ impl<const D: usize> World<D> {
         for (i, p) in points.iter().enumerate() {
             check_point(p, i)?;
         }
-        with_order(
-            points.len(),
-            |i| points[i],
-            |o| out.run(points, o, |p, v| self.region_into(&Aabb { min: *p, max: *p }, &filter, v)),
-        );
+        out.run(points, |i| points[i], |p, v| self.region_into(&Aabb { min: *p, max: *p }, &filter, v));
         Ok(())
     }
 
@@ -259,11 +296,7 @@ impl<const D: usize> World<D> {
         for (i, b) in spheres.iter().enumerate() {
             b.check(i)?;
         }
-        with_order(
-            spheres.len(),
-            |i| spheres[i].center,
-            |o| out.run(spheres, o, |b, v| self.sphere_into(b, &filter, v)),
-        );
+        out.run(spheres, |i| spheres[i].center, |b, v| self.sphere_into(b, &filter, v));
         Ok(())
     }
 
@@ -282,11 +315,7 @@ impl<const D: usize> World<D> {
         for (i, p) in points.iter().enumerate() {
             check_point(p, i)?;
         }
-        with_order(
-            points.len(),
-            |i| points[i],
-            |o| out.run(points, o, |p, v| self.nearest_into(p, k, max_distance, &filter, v)),
-        );
+        out.run(points, |i| points[i], |p, v| self.nearest_into(p, k, max_distance, &filter, v));
         Ok(())
     }
 
@@ -303,7 +332,7 @@ impl<const D: usize> World<D> {
             r.check(i)?;
         }
         let mid = |i: usize| midway(rays[i].origin, &rays[i].dir, rays[i].max_t);
-        with_order(rays.len(), mid, |o| each_closest(rays, o, |r| self.closest(&r.prepared(), &filter), out));
+        each_closest(rays, mid, |r| self.closest(&r.prepared(), &filter), out);
         Ok(())
     }
 
@@ -320,9 +349,7 @@ impl<const D: usize> World<D> {
             r.check(i)?;
         }
         let mid = |i: usize| midway(rays[i].origin, &rays[i].dir, rays[i].max_t);
-        with_order(rays.len(), mid, |o| {
-            out.run(rays, o, |r, v| self.hits_into(&r.prepared(), max_hits, &filter, v))
-        });
+        out.run(rays, mid, |r, v| self.hits_into(&r.prepared(), max_hits, &filter, v));
         Ok(())
     }
 
@@ -339,9 +366,7 @@ impl<const D: usize> World<D> {
             s.check(i)?;
         }
         let mid = |i: usize| midway(centre(&sweeps[i].aabb), &sweeps[i].dir, sweeps[i].max_t);
-        with_order(sweeps.len(), mid, |o| {
-            each_closest(sweeps, o, |s| self.closest(&s.prepared(), &filter), out)
-        });
+        each_closest(sweeps, mid, |s| self.closest(&s.prepared(), &filter), out);
         Ok(())
     }
 
@@ -358,9 +383,7 @@ impl<const D: usize> World<D> {
             s.check(i)?;
         }
         let mid = |i: usize| midway(centre(&sweeps[i].aabb), &sweeps[i].dir, sweeps[i].max_t);
-        with_order(sweeps.len(), mid, |o| {
-            out.run(sweeps, o, |s, v| self.hits_into(&s.prepared(), max_hits, &filter, v))
-        });
+        out.run(sweeps, mid, |s, v| self.hits_into(&s.prepared(), max_hits, &filter, v));
         Ok(())
     }
 }
@@ -368,7 +391,7 @@ impl<const D: usize> World<D> {
 #[cfg(test)]
 mod tests {
     use super::Batch;
-    use crate::world::{Kind, QueryFilter, World};
+    use crate::world::{Kind, QueryFilter, Ray, World};
     use crate::{Aabb, Config, Handle};
 
     /// A reused batch gives each query's results as the single query does, whether the
@@ -400,6 +423,39 @@ mod tests {
                 assert_eq!(batch.get(i), &one[..], "side {side}, region {i}");
             }
             assert_eq!(batch.items().len(), batch.iter().map(<[Handle]>::len).sum::<usize>());
+        }
+    }
+
+    /// Batches whose first queries find too little to be put in order (points and rays
+    /// mostly off the boxes, one in forty on them) and those that find enough give what
+    /// the single queries give.
+    #[test]
+    fn batches_in_place_and_in_order_match_single_queries() {
+        let mut w = World::<2>::new(Config::default()).unwrap();
+        let boxes: Vec<_> = (0..400).map(|i| Aabb::new([i as f32, 0.0], [i as f32 + 0.5, 1.0])).collect();
+        w.extend(&boxes, Kind::Static).unwrap();
+        w.update().unwrap();
+        for every in [40, 1] {
+            let points: Vec<[f32; 2]> = (0..900)
+                .map(|i| [(i * 7 % 400) as f32 + 0.25, if i % every == 0 { 0.5 } else { 5.0 + i as f32 }])
+                .collect();
+            let mut batch = Batch::<Handle>::new();
+            w.query_points(&points, QueryFilter::new(), &mut batch).unwrap();
+            let mut one = Vec::new();
+            for (i, p) in points.iter().enumerate() {
+                w.query_point(*p, QueryFilter::new(), &mut one).unwrap();
+                assert_eq!(batch.get(i), &one[..], "every {every}, point {i}");
+            }
+            let rays: Vec<Ray<2>> = points.iter().map(|&p| Ray::new(p, [0.0, -1.0], 0.4)).collect();
+            let mut hits = Vec::new();
+            w.cast_rays(&rays, QueryFilter::new(), &mut hits).unwrap();
+            assert_eq!(hits.len(), rays.len());
+            for (i, r) in rays.iter().enumerate() {
+                let single = w.cast_ray(r.origin, r.dir, r.max_t, QueryFilter::new()).unwrap();
+                assert_eq!(hits[i], single, "every {every}, ray {i}");
+            }
+            let found = hits.iter().filter(|h| h.is_some()).count();
+            assert!(if every == 1 { found == rays.len() } else { found < rays.len() / 20 });
         }
     }
 }

@@ -4,8 +4,9 @@
 //!
 //! - Input: each query's position (a region's or a swept box's centre, a point, a ray's
 //!   midpoint). Output: the query indices by the Morton code of the cell of a grid of
-//!   2^12 cells over the positions' bounds that holds each (ties by index), or none
-//!   where the batch is too small to pay for it.
+//!   2^12 cells over the positions' bounds that holds each (ties by index), after the
+//!   first few left in place (the batch runs those first, to see whether its queries
+//!   reach the leaves: `ordered`), or none where the batch is too small to pay for it.
 //! - Why: a query's time is mostly the first loads of the tree's nodes and leaves; a
 //!   batch in the caller's order (often random) reloads the tree's lower levels for each
 //!   query, while queries in one cell share most of their path. A full sort by a fine
@@ -51,17 +52,21 @@ thread_local! {
         const { Cell::new((Vec::new(), Vec::new(), Vec::new(), Vec::new())) };
 }
 
-/// Runs `f` with the queries `0..n` in Morton order of the cell of `position(i)` (finite
-/// coordinates), or with `None` where `n` is below [`MIN_ORDERED`].
+/// Runs `f` with the queries `0..skip` in place and `skip..n` after them in Morton order of
+/// the cell of `position(i)` (finite coordinates), or with `None` where `n` is below
+/// [`MIN_ORDERED`] or nothing is left past `skip`.
 pub(super) fn with_order<const D: usize, R>(
     n: usize,
+    skip: usize,
     position: impl Fn(usize) -> [f32; D] + Sync,
     f: impl FnOnce(Option<Order<'_>>) -> R,
 ) -> R {
-    if n < MIN_ORDERED || n > u32::MAX as usize {
+    if n < MIN_ORDERED || n > u32::MAX as usize || skip >= n {
         return f(None);
     }
     let (mut cells, mut counts, mut run, mut at) = BUFFERS.take();
+    let (all, n) = (n, n - skip);
+    let position = |i: usize| position(skip + i);
     let block_bounds = |b: usize| {
         let (mut lo, mut hi) = ([f32::INFINITY; D], [f32::NEG_INFINITY; D]);
         for i in b * BLOCK..((b + 1) * BLOCK).min(n) {
@@ -108,15 +113,19 @@ pub(super) fn with_order<const D: usize, R>(
     for c in counts.iter_mut() {
         (*c, sum) = (sum, sum + *c);
     }
-    run.resize(n, 0);
-    at.resize(n, 0);
+    run.resize(all, 0);
+    at.resize(all, 0);
+    for i in 0..skip {
+        (run[i], at[i]) = (i as u32, i as u32);
+    }
     for (i, &c) in cells[..n].iter().enumerate() {
         let j = counts[c as usize];
-        run[j as usize] = i as u32;
-        at[i] = j;
-        counts[c as usize] = j + 1;
+        let (i, j) = (skip + i, skip + j as usize);
+        run[j] = i as u32;
+        at[i] = j as u32;
+        counts[c as usize] += 1;
     }
-    let r = f(Some(Order { run: &run[..n], at: &at[..n] }));
+    let r = f(Some(Order { run: &run[..all], at: &at[..all] }));
     BUFFERS.set((cells, counts, run, at));
     r
 }
@@ -141,10 +150,10 @@ mod tests {
     /// caller's order.
     #[test]
     fn orders_along_the_curve() {
-        assert!(with_order::<2, _>(MIN_ORDERED - 1, |_| [0.0; 2], |o| o.is_none()));
+        assert!(with_order::<2, _>(MIN_ORDERED - 1, 0, |_| [0.0; 2], |o| o.is_none()));
         // A 32 x 32 grid, listed row by row (each run of 16 spans 15 + 0).
         let pts: Vec<[f32; 2]> = (0..1024).map(|i| [(i % 32) as f32, (i / 32) as f32]).collect();
-        let order = with_order(pts.len(), |i| pts[i], |o| o.unwrap().run.to_vec());
+        let order = with_order(pts.len(), 0, |i| pts[i], |o| o.unwrap().run.to_vec());
         let mut seen = order.clone();
         seen.sort_unstable();
         assert_eq!(seen, (0..1024).collect::<Vec<u32>>());
@@ -164,16 +173,21 @@ mod tests {
             / 64.0;
         assert!(span < 7.5, "mean span {span}");
         // Identical positions keep their input order.
-        let same = with_order::<3, _>(300, |_| [1.0; 3], |o| o.unwrap().run.to_vec());
+        let same = with_order::<3, _>(300, 0, |_| [1.0; 3], |o| o.unwrap().run.to_vec());
         assert_eq!(same, (0..300).collect::<Vec<u32>>());
         // `at` is the inverse of `run`.
         let (run, at) =
-            with_order(pts.len(), |i| pts[i], |o| (o.unwrap().run.to_vec(), o.unwrap().at.to_vec()));
+            with_order(pts.len(), 0, |i| pts[i], |o| (o.unwrap().run.to_vec(), o.unwrap().at.to_vec()));
         assert!(run.iter().enumerate().all(|(j, &i)| at[i as usize] as usize == j));
         // Over several blocks, on a line: the bounds are those of all of them, so the
         // run goes along the line (back at most a cell, 4999 / 64, within one).
         let line: Vec<[f32; 2]> = (0..5000).map(|i| [(i * 37 % 5000) as f32, 0.0]).collect();
-        let run = with_order(line.len(), |i| line[i], |o| o.unwrap().run.to_vec());
+        let run = with_order(line.len(), 0, |i| line[i], |o| o.unwrap().run.to_vec());
         assert!(run.windows(2).all(|w| line[w[1] as usize][0] > line[w[0] as usize][0] - 79.0));
+        // The first `skip` stay in place, the rest follow in their order.
+        let rest = with_order(line.len(), 64, |i| line[i], |o| o.unwrap().run.to_vec());
+        assert_eq!(rest[..64], (0..64).collect::<Vec<u32>>()[..]);
+        assert!(rest[64..].iter().all(|&i| i >= 64));
+        assert!(rest[64..].windows(2).all(|w| line[w[1] as usize][0] > line[w[0] as usize][0] - 79.0));
     }
 }
