@@ -156,8 +156,19 @@ impl<T: Copy + Send + Sync> Batch<T> {
             });
         }
         let parts = &self.parts[..chunks];
-        let at = |i: usize| order.map_or(i, |o| o.at[i] as usize);
         self.ends.clear();
+        let Some(order) = order else {
+            // In place (a batch whose queries found little): the chunks' results one
+            // after another, a copy a chunk.
+            self.items.clear();
+            for (items, ends) in parts {
+                let base = self.items.len();
+                self.items.extend_from_slice(items);
+                self.ends.extend(ends.iter().map(|e| base + e));
+            }
+            return;
+        };
+        let at = |i: usize| order.at[i] as usize;
         let mut total = 0;
         for i in 0..n {
             let (s, e) = span(parts, at(i));
