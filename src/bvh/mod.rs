@@ -58,6 +58,34 @@ pub(crate) use sweep::SweepTest;
 use crate::{Aabb, Error};
 use std::ops::ControlFlow;
 
+/// What a region walk finds: each leaf whose box meets the region, by position and box,
+/// and each run of consecutive leaves under a child whose bounds lie within the region
+/// (every leaf of it meets the region; by default each goes to `leaf`). Either may stop
+/// the walk.
+pub(crate) trait Finds<const D: usize> {
+    /// Leaf `p`, whose box `b` meets the region.
+    fn leaf(&mut self, p: usize, b: &Aabb<D>) -> ControlFlow<()>;
+
+    /// Leaves `first..=last` of `leaves`, each of which meets the region.
+    #[inline(always)]
+    fn run(&mut self, first: usize, last: usize, leaves: &[Aabb<D>]) -> ControlFlow<()> {
+        for (p, b) in leaves[first..=last].iter().enumerate() {
+            self.leaf(first + p, b)?;
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// A closure as a [`Finds`] that takes each leaf of a run alone.
+pub(crate) struct Each<F>(pub(crate) F);
+
+impl<const D: usize, F: FnMut(usize, &Aabb<D>) -> ControlFlow<()>> Finds<D> for Each<F> {
+    #[inline(always)]
+    fn leaf(&mut self, p: usize, b: &Aabb<D>) -> ControlFlow<()> {
+        (self.0)(p, b)
+    }
+}
+
 /// A child reference with this bit set is a leaf: the low bits are its position (in a
 /// tree kept for walks, the first of a bucket of leaves that ends at the child's `last`).
 /// Without it, the index of an internal node.
@@ -171,10 +199,17 @@ impl<const D: usize> Bvh<D> {
         region: &Aabb<D>,
         visit: impl FnMut(usize, &Aabb<D>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
+        self.query_finds(region, &mut Each(visit))
+    }
+
+    /// [`Bvh::query_boxes`] to a [`Finds`], which takes the leaves under a child whose
+    /// bounds lie within `region` as one run (over four-wide nodes; a binary tree's walk
+    /// passes each leaf).
+    pub(crate) fn query_finds(&self, region: &Aabb<D>, finds: &mut impl Finds<D>) -> ControlFlow<()> {
         if self.wide.is_empty() {
-            self.query_binary(region, visit)
+            self.query_binary(region, |p, b| finds.leaf(p, b))
         } else {
-            wide::walk_wide(&self.wide, &self.leaves, region, visit)
+            wide::walk_wide(&self.wide, &self.leaves, region, finds)
         }
     }
 

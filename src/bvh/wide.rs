@@ -23,7 +23,8 @@
 use super::query::leaf_or_bucket;
 use super::ray::{leaf_or_bucket as cast_leaf_or_bucket, pop_nearer, Slab};
 use super::stack::{buffer, Stack};
-use super::{Bvh, Node, LEAF, MAX_DEPTH};
+use super::{Bvh, Finds, Node, LEAF, MAX_DEPTH};
+use crate::kernels::par::prefetch;
 use crate::Aabb;
 use std::ops::ControlFlow;
 use wide::f32x4;
@@ -147,8 +148,8 @@ fn fold<const D: usize>(old: &[Node<D>], i: usize, wide: &mut Vec<Wide<D>>) -> u
 }
 
 /// The region walk over wide nodes (see `query::walk`): each leaf whose box meets
-/// `region` to `leaf(position, box)`, which may stop the walk. A child whose bounds lie
-/// within the region has every leaf in it, which goes out untested, the subtree unwalked
+/// `region` to `finds`, which may stop the walk. A child whose bounds lie within the
+/// region has every leaf in it, which goes out untested as one run, the subtree unwalked
 /// (a large region's hits are mostly such runs). PERF: benches/queries.rs
 /// (`regions_large`).
 #[inline(always)]
@@ -156,7 +157,7 @@ pub(super) fn walk_wide<const D: usize>(
     nodes: &[Wide<D>],
     leaves: &[Aabb<D>],
     region: &Aabb<D>,
-    mut leaf: impl FnMut(usize, &Aabb<D>) -> ControlFlow<()>,
+    finds: &mut impl Finds<D>,
 ) -> ControlFlow<()> {
     // Pending subtrees (node, first leaf): at most three a level.
     let mut buf = buffer::<(u32, u32), { (WIDTH - 1) * MAX_DEPTH }>();
@@ -165,6 +166,20 @@ pub(super) fn walk_wide<const D: usize>(
     loop {
         let nd = &nodes[at as usize];
         let (mut hits, within) = nd.meets(region);
+        // The lines the met children will read are asked for before any is read, so
+        // that their misses overlap. PERF: benches/queries.rs (`regions_large`, `points`).
+        let mut ask = hits & !within;
+        while ask != 0 {
+            let c = ask.trailing_zeros() as usize;
+            ask &= ask - 1;
+            let r = nd.child[c];
+            if r & LEAF != 0 {
+                prefetch(&leaves[(r & !LEAF) as usize]);
+                prefetch(&leaves[nd.last[c] as usize]);
+            } else {
+                prefetch(&nodes[r as usize]);
+            }
+        }
         // Internal children go down in order: the last met is pushed first.
         let mut inner = [(0u32, 0u32); WIDTH];
         let mut n = 0;
@@ -175,11 +190,9 @@ pub(super) fn walk_wide<const D: usize>(
             let start = if c == 0 { first } else { nd.last[c - 1] + 1 };
             let r = nd.child[c];
             if within >> c & 1 != 0 {
-                let start = start as usize;
-                for (p, b) in leaves[start..=nd.last[c] as usize].iter().enumerate() {
-                    leaf(start + p, b)?;
-                }
+                finds.run(start as usize, nd.last[c] as usize, leaves)?;
             } else if r & LEAF != 0 {
+                let mut leaf = |p, b: &Aabb<D>| finds.leaf(p, b);
                 leaf_or_bucket(r, nd.last[c], || nd.child_box(c), leaves, region, &mut leaf)?;
             } else {
                 inner[n] = (r, start);
@@ -230,6 +243,17 @@ pub(super) fn cast_wide<const D: usize, S: Slab<D>>(
                 }
                 met[j] = (t, c);
                 n += 1;
+            }
+        }
+        // The lines the entered children will read are asked for first (misses
+        // overlap). PERF: benches/queries.rs (`rays_closest`, `rays_all`).
+        for &(_, c) in &met[..n] {
+            let r = nd.child[c];
+            if r & LEAF != 0 {
+                prefetch(&leaves[(r & !LEAF) as usize]);
+                prefetch(&leaves[nd.last[c] as usize]);
+            } else {
+                prefetch(&nodes[r as usize]);
             }
         }
         // Leaves and buckets at once, nearest first; nodes onto the stack, farthest

@@ -48,7 +48,7 @@ pub use ray::{CastAction, CastHit, Ray};
 pub use sphere::Sphere;
 pub use sweep::Sweep;
 
-use super::search::Sight;
+use super::search::{EachHit, Hits, Sight};
 use super::{Handle, World};
 use crate::bvh::with_frontier;
 use crate::{Aabb, Error};
@@ -182,10 +182,19 @@ impl<const D: usize> World<D> {
     /// where the filter asks).
     pub(crate) fn region_into(&self, region: &Aabb<D>, filter: &QueryFilter<'_>, out: &mut Vec<Handle>) {
         let start = out.len();
-        let _ = self.each_in(region, filter, |h| {
-            out.push(h);
-            ControlFlow::Continue(())
-        });
+        if filter.plain() {
+            // Every object the trees find is taken: runs of them are copied whole.
+            let _ = self.scratch.search.region_hits(region, &self.sight(filter), &mut Pushed(&mut *out));
+            let _ = self.each_changed_in(region, filter, |h| {
+                out.push(h);
+                ControlFlow::Continue(())
+            });
+        } else {
+            let _ = self.each_in(region, filter, |h| {
+                out.push(h);
+                ControlFlow::Continue(())
+            });
+        }
         if filter.is_sorted() {
             sort_by_index(&mut out[start..]);
         }
@@ -212,13 +221,25 @@ impl<const D: usize> World<D> {
         mut visit: impl FnMut(Handle) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         let plain = filter.plain();
-        self.scratch.search.region_hits(region, &self.sight(filter), |s, g| {
+        let mut found = EachHit(|s, g| {
             if self.takes_found(plain, s, g, filter) {
                 visit(Handle::new(s, g))
             } else {
                 ControlFlow::Continue(())
             }
-        })?;
+        });
+        self.scratch.search.region_hits(region, &self.sight(filter), &mut found)?;
+        self.each_changed_in(region, filter, visit)
+    }
+
+    /// Each object changed since the last update whose box meets `region` and that
+    /// `filter` takes.
+    fn each_changed_in(
+        &self,
+        region: &Aabb<D>,
+        filter: &QueryFilter<'_>,
+        mut visit: impl FnMut(Handle) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
         for &s in self.dirty.list() {
             if self.slots.alive[s as usize]
                 && self.store.boxes[s as usize].overlaps(region)
@@ -227,6 +248,24 @@ impl<const D: usize> World<D> {
                 visit(self.handle_of(s))?;
             }
         }
+        ControlFlow::Continue(())
+    }
+}
+
+/// A region query's output as [`Hits`] of a plain filter: each found object pushed, a
+/// run's handles made side by side.
+struct Pushed<'a>(&'a mut Vec<Handle>);
+
+impl Hits for Pushed<'_> {
+    #[inline(always)]
+    fn hit(&mut self, s: u32, g: u32) -> ControlFlow<()> {
+        self.0.push(Handle::new(s, g));
+        ControlFlow::Continue(())
+    }
+
+    #[inline(always)]
+    fn run(&mut self, slots: &[u32], gens: &[u32]) -> ControlFlow<()> {
+        self.0.extend(slots.iter().zip(gens).map(|(&s, &g)| Handle::new(s, g)));
         ControlFlow::Continue(())
     }
 }

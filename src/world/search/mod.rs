@@ -70,7 +70,7 @@ use lists::Lists;
 use scratch::Scratch;
 use statics::Statics;
 
-pub(crate) use query::Sight;
+pub(crate) use query::{EachHit, Hits, Sight};
 
 /// A dynamic leaf's box (and the box its static neighbour list is taken for) is the
 /// object's box grown by the margin and by this share of its longest side on every side:

@@ -7,8 +7,10 @@
 //!   search, the changed set, the store, the generations, the margin. Output: each clean
 //!   live object of the trees searched whose box (as set) the region meets or the motion
 //!   enters, once, by slot and generation (a static leaf's kept beside the tree), to a
-//!   visitor; or, for [`Search::best_first`], each one the caller's test takes, in order
-//!   of `(key, slot)`.
+//!   visitor ([`Hits`] for regions: the static leaves under a subtree that lies within
+//!   the region go as one run of slots and one of generations where none is masked or
+//!   changed, which a plain query copies whole); or, for [`Search::best_first`], each one
+//!   the caller's test takes, in order of `(key, slot)`.
 //! - The exact test reads the box nearest to hand: where the margin is 0 or less, a
 //!   static leaf is the box itself (the trees grow boxes by the margin only where it is
 //!   positive), so the walk's own test is exact; a dynamic leaf is fat, and its copy of
@@ -22,7 +24,7 @@
 //! - Source: the walks of [`crate::bvh`].
 
 use super::{Search, NONE};
-use crate::bvh::{Bvh, Frontier, Slab};
+use crate::bvh::{Bvh, Finds, Frontier, Slab};
 use crate::world::dirty::Dirty;
 use crate::world::store::Store;
 use crate::Aabb;
@@ -49,6 +51,74 @@ impl<const D: usize> Sight<'_, D> {
     }
 }
 
+/// What a region search finds: each clean object, by slot and generation, and runs of
+/// them side by side (static objects under a subtree whose bounds lie within the region,
+/// where no leaf is masked and nothing changed since the last update: every one a hit).
+pub(crate) trait Hits {
+    /// The object in slot `s`, of generation `g`.
+    fn hit(&mut self, s: u32, g: u32) -> ControlFlow<()>;
+
+    /// The objects in `slots`, of generations `gens` (as long); by default each to `hit`.
+    #[inline(always)]
+    fn run(&mut self, slots: &[u32], gens: &[u32]) -> ControlFlow<()> {
+        for (&s, &g) in slots.iter().zip(gens) {
+            self.hit(s, g)?;
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// A closure as [`Hits`] that takes each object of a run alone.
+pub(crate) struct EachHit<F>(pub(crate) F);
+
+impl<F: FnMut(u32, u32) -> ControlFlow<()>> Hits for EachHit<F> {
+    #[inline(always)]
+    fn hit(&mut self, s: u32, g: u32) -> ControlFlow<()> {
+        (self.0)(s, g)
+    }
+}
+
+/// The static tree's finds as [`Hits`]: masked leaves and changed objects skipped, the
+/// store's box tested where the leaves are grown, whole runs passed on as slices.
+struct StaticFinds<'a, 'b, const D: usize, H> {
+    ids: &'a [u32],
+    gens: &'a [u32],
+    runs: bool,
+    exact: bool,
+    at: &'a Sight<'b, D>,
+    region: &'a Aabb<D>,
+    hits: &'a mut H,
+}
+
+impl<const D: usize, H: Hits> Finds<D> for StaticFinds<'_, '_, D, H> {
+    #[inline(always)]
+    fn leaf(&mut self, p: usize, _: &Aabb<D>) -> ControlFlow<()> {
+        let (s, g) = (self.ids[p], self.gens[p]);
+        if g == NONE
+            || self.at.changed(s)
+            || !(self.exact || self.at.store.boxes[s as usize].overlaps(self.region))
+        {
+            return ControlFlow::Continue(());
+        }
+        self.hits.hit(s, g)
+    }
+
+    /// A run's leaves lie within the region, so their boxes (within the leaves) meet it.
+    #[inline(always)]
+    fn run(&mut self, first: usize, last: usize, _: &[Aabb<D>]) -> ControlFlow<()> {
+        if self.runs {
+            return self.hits.run(&self.ids[first..=last], &self.gens[first..=last]);
+        }
+        for p in first..=last {
+            let (s, g) = (self.ids[p], self.gens[p]);
+            if g != NONE && !self.at.changed(s) {
+                self.hits.hit(s, g)?;
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
 impl<const D: usize> Search<D> {
     /// Each clean object of the selected kinds whose box meets `region`, by slot and
     /// generation.
@@ -56,18 +126,31 @@ impl<const D: usize> Search<D> {
         &self,
         region: &Aabb<D>,
         at: &Sight<'_, D>,
-        mut visit: impl FnMut(u32, u32) -> ControlFlow<()>,
+        hits: &mut impl Hits,
     ) -> ControlFlow<()> {
         let boxes = &at.store.boxes;
         if at.statics {
+            let st = &self.statics;
+            let mut finds = StaticFinds {
+                ids: &st.tree.ids,
+                gens: &st.gens,
+                // A run is whole where no leaf of the tree is masked and no object changed.
+                runs: st.unmasked() && at.dirty.is_empty(),
+                exact: at.margin <= 0.0,
+                at,
+                region,
+                hits: &mut *hits,
+            };
+            st.tree.query_finds(region, &mut finds)?;
             let exact = at.margin <= 0.0;
-            self.statics.query(region, |s, g, _| {
+            st.query_extras(region, |s, g, _| {
                 if at.changed(s) || !(exact || boxes[s as usize].overlaps(region)) {
                     return ControlFlow::Continue(());
                 }
-                visit(s, g)
+                hits.hit(s, g)
             })?;
         }
+        let mut visit = |s, g| hits.hit(s, g);
         if at.dynamics {
             let exact = at.margin == 0.0;
             let d = &self.dynamics;

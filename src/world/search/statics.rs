@@ -292,6 +292,21 @@ impl<const D: usize> Statics<D> {
             NONE => ControlFlow::Continue(()),
             g => visit(tree.ids[p], g, leaf),
         })?;
+        self.query_extras(region, visit)
+    }
+
+    /// Whether no leaf of the tree is masked.
+    pub(super) fn unmasked(&self) -> bool {
+        self.masked == 0
+    }
+
+    /// [`Statics::query`] of the extras alone (the objects changed since the tree was
+    /// built).
+    pub(super) fn query_extras(
+        &self,
+        region: &Aabb<D>,
+        mut visit: impl FnMut(u32, u32, &Aabb<D>) -> ControlFlow<()>,
+    ) -> ControlFlow<()> {
         if self.extras.is_empty() {
             return ControlFlow::Continue(());
         }
