@@ -264,8 +264,8 @@ impl Hits for Pushed<'_> {
     }
 
     #[inline(always)]
-    fn run(&mut self, slots: &[u32], gens: &[u32]) -> ControlFlow<()> {
-        self.0.extend(slots.iter().zip(gens).map(|(&s, &g)| Handle::new(s, g)));
+    fn run(&mut self, names: &[[u32; 2]]) -> ControlFlow<()> {
+        self.0.extend(names.iter().map(|&[s, g]| Handle::new(s, g)));
         ControlFlow::Continue(())
     }
 }

@@ -8,7 +8,7 @@
 //!   live object of the trees searched whose box (as set) the region meets or the motion
 //!   enters, once, by slot and generation (a static leaf's kept beside the tree), to a
 //!   visitor ([`Hits`] for regions: the static leaves under a subtree that lies within
-//!   the region go as one run of slots and one of generations where none is masked or
+//!   the region go as one run of `[slot, generation]` pairs where none is masked or
 //!   changed, which a plain query copies whole); or, for [`Search::best_first`], each one
 //!   the caller's test takes, in order of `(key, slot)`.
 //! - The exact test reads the box nearest to hand: where the margin is 0 or less, a
@@ -58,10 +58,10 @@ pub(crate) trait Hits {
     /// The object in slot `s`, of generation `g`.
     fn hit(&mut self, s: u32, g: u32) -> ControlFlow<()>;
 
-    /// The objects in `slots`, of generations `gens` (as long); by default each to `hit`.
+    /// The objects named in `names` (`[slot, generation]`); by default each to `hit`.
     #[inline(always)]
-    fn run(&mut self, slots: &[u32], gens: &[u32]) -> ControlFlow<()> {
-        for (&s, &g) in slots.iter().zip(gens) {
+    fn run(&mut self, names: &[[u32; 2]]) -> ControlFlow<()> {
+        for &[s, g] in names {
             self.hit(s, g)?;
         }
         ControlFlow::Continue(())
@@ -81,8 +81,7 @@ impl<F: FnMut(u32, u32) -> ControlFlow<()>> Hits for EachHit<F> {
 /// The static tree's finds as [`Hits`]: masked leaves and changed objects skipped, the
 /// store's box tested where the leaves are grown, whole runs passed on as slices.
 struct StaticFinds<'a, 'b, const D: usize, H> {
-    ids: &'a [u32],
-    gens: &'a [u32],
+    names: &'a [[u32; 2]],
     runs: bool,
     exact: bool,
     at: &'a Sight<'b, D>,
@@ -93,7 +92,7 @@ struct StaticFinds<'a, 'b, const D: usize, H> {
 impl<const D: usize, H: Hits> Finds<D> for StaticFinds<'_, '_, D, H> {
     #[inline(always)]
     fn leaf(&mut self, p: usize, _: &Aabb<D>) -> ControlFlow<()> {
-        let (s, g) = (self.ids[p], self.gens[p]);
+        let [s, g] = self.names[p];
         if g == NONE
             || self.at.changed(s)
             || !(self.exact || self.at.store.boxes[s as usize].overlaps(self.region))
@@ -107,10 +106,9 @@ impl<const D: usize, H: Hits> Finds<D> for StaticFinds<'_, '_, D, H> {
     #[inline(always)]
     fn run(&mut self, first: usize, last: usize, _: &[Aabb<D>]) -> ControlFlow<()> {
         if self.runs {
-            return self.hits.run(&self.ids[first..=last], &self.gens[first..=last]);
+            return self.hits.run(&self.names[first..=last]);
         }
-        for p in first..=last {
-            let (s, g) = (self.ids[p], self.gens[p]);
+        for &[s, g] in &self.names[first..=last] {
             if g != NONE && !self.at.changed(s) {
                 self.hits.hit(s, g)?;
             }
@@ -132,8 +130,7 @@ impl<const D: usize> Search<D> {
         if at.statics {
             let st = &self.statics;
             let mut finds = StaticFinds {
-                ids: &st.tree.ids,
-                gens: &st.gens,
+                names: &st.names,
                 // A run is whole where no leaf of the tree is masked and no object changed.
                 runs: st.unmasked() && at.dirty.is_empty(),
                 exact: at.margin <= 0.0,
@@ -273,7 +270,7 @@ impl<const D: usize> Search<D> {
         }
         let leaf = |i: usize, p: usize, _: f32, cut: f32| {
             let s = match kinds[i] {
-                (Leaves::Statics, _) if st.gens[p] == NONE => return None,
+                (Leaves::Statics, _) if st.names[p][1] == NONE => return None,
                 (Leaves::Statics, _) => st.tree.ids[p],
                 (Leaves::Extras, extras) => extras[trees[i].ids[p] as usize],
                 (Leaves::Dynamics, _) => d.pos_slot[p],

@@ -53,10 +53,11 @@ pub(super) enum Stale {
 pub(super) struct Statics<const D: usize> {
     /// The tree; its ids are the objects' slots.
     pub(super) tree: Bvh<D>,
-    /// The generation of the object at each leaf, read beside the tree so that a query
-    /// names a hit without a load by slot; `NONE`: masked (the object changed since the
-    /// tree was built, and is in `extras` if still a live static one).
-    pub(super) gens: Vec<u32>,
+    /// The slot and generation of the object at each leaf, side by side, so that a query
+    /// names a hit with one load (one cache line) and no load by slot; a generation of
+    /// `NONE`: masked (the object changed since the tree was built, and is in `extras` if
+    /// still a live static one). PERF: benches/queries.rs (`points`).
+    pub(super) names: Vec<[u32; 2]>,
     masked: usize,
     /// Live static objects changed since the tree was built, their generations, and a
     /// tree over their grown boxes (its ids index `extras`).
@@ -104,10 +105,8 @@ impl<const D: usize> Statics<D> {
         self.tree.bytes()
             + self.extra_tree.bytes()
             + self.change_tree.bytes()
-            + 4 * (self.gens.capacity()
-                + self.extras.capacity()
-                + self.extra_gens.capacity()
-                + self.found.capacity())
+            + 8 * self.names.capacity()
+            + 4 * (self.extras.capacity() + self.extra_gens.capacity() + self.found.capacity())
             + size_of::<Aabb<D>>() * (self.extra_boxes.capacity() + self.changes.capacity())
     }
 
@@ -183,12 +182,12 @@ impl<const D: usize> Statics<D> {
     /// unmasked: found by a walk with its old box grown by `tm`, in parallel, O(log n)
     /// each.
     fn mask_changed(&mut self, list: &[u32], before: &[Snapshot<D>], tm: f32) {
-        let (tree, gens) = (&self.tree, &self.gens);
+        let (tree, names) = (&self.tree, &self.names);
         let find = |(&s, was): (&u32, &Snapshot<D>)| {
             let mut found = None;
             if was.alive && was.kind == Kind::Static {
                 let _ = tree.query(&was.aabb.grown(tm), |p| {
-                    if tree.ids[p] == s && gens[p] != NONE {
+                    if names[p][0] == s && names[p][1] != NONE {
                         found = Some(p as u32);
                         return ControlFlow::Break(());
                     }
@@ -201,7 +200,7 @@ impl<const D: usize> Statics<D> {
         found.clear();
         found.par_extend(list.par_iter().zip(before).with_min_len(256).filter_map(find));
         for &p in &found {
-            self.gens[p as usize] = NONE;
+            self.names[p as usize][1] = NONE;
         }
         self.masked += found.len();
         self.found = found;
@@ -253,13 +252,14 @@ impl<const D: usize> Statics<D> {
         self.by_area = by_area;
         drop(gathered);
         // The tree's ids become slots: a walk reads its leaf's slot beside the leaf, and
-        // a query its generation.
+        // a query its slot and generation side by side (`names`).
         if !whole {
             self.tree.ids.par_iter_mut().with_min_len(1 << 14).for_each(|id| *id = ids[*id as usize]);
         }
-        self.gens.clear();
-        let gens = self.tree.ids.par_iter().with_min_len(1 << 14).map(|&s| slots.generations[s as usize]);
-        self.gens.par_extend(gens);
+        self.names.clear();
+        let names =
+            self.tree.ids.par_iter().with_min_len(1 << 14).map(|&s| [s, slots.generations[s as usize]]);
+        self.names.par_extend(names);
         self.masked = 0;
         self.extras.clear();
         self.extra_gens.clear();
@@ -287,10 +287,10 @@ impl<const D: usize> Statics<D> {
         region: &Aabb<D>,
         mut visit: impl FnMut(u32, u32, &Aabb<D>) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        let (tree, gens) = (&self.tree, &self.gens);
-        tree.query_boxes(region, |p, leaf| match gens[p] {
-            NONE => ControlFlow::Continue(()),
-            g => visit(tree.ids[p], g, leaf),
+        let (tree, names) = (&self.tree, &self.names);
+        tree.query_boxes(region, |p, leaf| match names[p] {
+            [_, NONE] => ControlFlow::Continue(()),
+            [s, g] => visit(s, g, leaf),
         })?;
         self.query_extras(region, visit)
     }
@@ -326,10 +326,10 @@ impl<const D: usize> Statics<D> {
         cut: &mut f32,
         mut visit: impl FnMut(u32, u32, f32, &mut f32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
-        let (tree, gens) = (&self.tree, &self.gens);
-        tree.cast(ray, cut, |p, t, cut| match gens[p] {
-            NONE => ControlFlow::Continue(()),
-            g => visit(tree.ids[p], g, t, cut),
+        let (tree, names) = (&self.tree, &self.names);
+        tree.cast(ray, cut, |p, t, cut| match names[p] {
+            [_, NONE] => ControlFlow::Continue(()),
+            [s, g] => visit(s, g, t, cut),
         })?;
         if self.extras.is_empty() {
             return ControlFlow::Continue(());
@@ -352,10 +352,10 @@ impl<const D: usize> Statics<D> {
         if !self.built {
             return Ok(());
         }
-        if self.gens.len() != self.tree.len() {
-            return bad(format!("{} generations for {} leaves", self.gens.len(), self.tree.len()));
+        if self.names.len() != self.tree.len() {
+            return bad(format!("{} names for {} leaves", self.names.len(), self.tree.len()));
         }
-        let masked = self.gens.iter().filter(|&&g| g == NONE).count();
+        let masked = self.names.iter().filter(|&&[_, g]| g == NONE).count();
         if masked != self.masked {
             return bad(format!("{masked} masked leaves, counted {}", self.masked));
         }
@@ -370,11 +370,11 @@ impl<const D: usize> Statics<D> {
         let grown = |s: u32| store.boxes[s as usize].grown(tree_margin(margin));
         let mut held = Vec::with_capacity(self.tree.len() + n);
         for (p, &s) in self.tree.ids.iter().enumerate() {
-            if self.gens[p] == NONE {
+            if self.names[p][1] == NONE {
                 continue;
             }
-            if self.gens[p] != slots.generations[s as usize] {
-                return bad(format!("leaf {p}'s generation is not slot {s}'s"));
+            if self.names[p] != [s, slots.generations[s as usize]] {
+                return bad(format!("leaf {p}'s slot or generation is not slot {s}'s"));
             }
             if self.tree.leaves[p] != grown(s) {
                 return bad(format!("leaf {p} does not hold slot {s}'s grown box"));
@@ -413,7 +413,7 @@ mod tests {
         w.insert(Aabb::new([0.5; 2], [2.5; 2]), Kind::Dynamic).unwrap();
         w.update().unwrap();
         w.validate().unwrap();
-        w.scratch.search.statics.gens[1] += 1;
+        w.scratch.search.statics.names[1][1] += 1;
         match w.validate() {
             Err(Error::Invariant { detail }) => assert!(detail.contains("generation"), "{detail}"),
             other => panic!("validate returned {other:?}"),
