@@ -78,8 +78,8 @@ impl<F: FnMut(u32, u32) -> ControlFlow<()>> Hits for EachHit<F> {
     }
 }
 
-/// The static tree's finds as [`Hits`]: masked leaves and changed objects skipped, the
-/// store's box tested where the leaves are grown, whole runs passed on as slices.
+/// The static tree's [`Finds`], passed on to [`Hits`]: masked leaves and changed objects
+/// skipped, the store's box tested where the leaves are grown, whole runs as slices.
 struct StaticFinds<'a, 'b, const D: usize, H> {
     names: &'a [[u32; 2]],
     runs: bool,
@@ -128,18 +128,17 @@ impl<const D: usize> Search<D> {
     ) -> ControlFlow<()> {
         let boxes = &at.store.boxes;
         if at.statics {
-            let st = &self.statics;
+            let (st, exact) = (&self.statics, at.margin <= 0.0);
             let mut finds = StaticFinds {
                 names: &st.names,
                 // A run is whole where no leaf of the tree is masked and no object changed.
                 runs: st.unmasked() && at.dirty.is_empty(),
-                exact: at.margin <= 0.0,
+                exact,
                 at,
                 region,
                 hits: &mut *hits,
             };
             st.tree.query_finds(region, &mut finds)?;
-            let exact = at.margin <= 0.0;
             st.query_extras(region, |s, g, _| {
                 if at.changed(s) || !(exact || boxes[s as usize].overlaps(region)) {
                     return ControlFlow::Continue(());
