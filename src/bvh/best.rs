@@ -15,6 +15,9 @@
 //!   subtree with a lower key has been opened, so none is passed over: the keys are
 //!   monotone (a box holding another has a key no greater), which the slab tests and
 //!   [`distance`] are.
+//! - Bound: where the visitor takes k leaves at the most ([`Frontier::keep`]), the k-th
+//!   smallest key queued so far cuts off every subtree and leaf past it (a k-nearest
+//!   query queues about k leaves, not every leaf of each bucket it opens).
 //! - Cost: O((m + k) log m) for the m subtrees and leaves whose key passes the cutoff
 //!   until the walk stops; a closest hit or a nearest object opens about the nodes along
 //!   one path and those whose bounds are nearer than it.
@@ -26,12 +29,84 @@
 //!   Kay and J. T. Kajiya, "Ray tracing complex scenes", SIGGRAPH 1986) as the key of rays.
 
 use super::wide::EMPTY;
-use super::{Bvh, LEAF};
+use super::{Bvh, Slab, LEAF};
 use crate::Aabb;
 use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
+
+/// The key of a best-first walk: monotone (a box holding another keys no greater),
+/// `None` past the cutoff. Any `Fn(&Aabb, cut) -> Option<f32>` is one; a key may
+/// compute a wide node's four children at once.
+pub(crate) trait Key<const D: usize> {
+    /// The key of box `b`, if at most `cut`.
+    fn one(&self, b: &Aabb<D>, cut: f32) -> Option<f32>;
+
+    /// [`Key::one`] for four boxes, their bounds axis by axis (a wide node's children):
+    /// the same answers.
+    #[inline(always)]
+    fn four(&self, min: &[[f32; 4]; D], max: &[[f32; 4]; D], cut: f32) -> [Option<f32>; 4] {
+        std::array::from_fn(|c| {
+            let b = Aabb { min: std::array::from_fn(|k| min[k][c]), max: std::array::from_fn(|k| max[k][c]) };
+            self.one(&b, cut)
+        })
+    }
+}
+
+impl<const D: usize, F: Fn(&Aabb<D>, f32) -> Option<f32>> Key<D> for F {
+    #[inline(always)]
+    fn one(&self, b: &Aabb<D>, cut: f32) -> Option<f32> {
+        self(b, cut)
+    }
+}
+
+/// The key of a nearest query: the [`distance`] from a point, four children with one
+/// pass of the same arithmetic lane by lane (the square roots side by side).
+/// PERF: benches/queries.rs (`nearest_k1`, `nearest_k10`).
+pub(crate) struct Near<const D: usize>(pub(crate) [f32; D]);
+
+impl<const D: usize> Key<D> for Near<D> {
+    #[inline(always)]
+    fn one(&self, b: &Aabb<D>, cut: f32) -> Option<f32> {
+        let d = distance(&self.0, b);
+        (d <= cut).then_some(d)
+    }
+
+    #[inline(always)]
+    fn four(&self, min: &[[f32; 4]; D], max: &[[f32; 4]; D], cut: f32) -> [Option<f32>; 4] {
+        let mut sum = [0.0f64; 4];
+        for k in 0..D {
+            let x = self.0[k] as f64;
+            for c in 0..4 {
+                let (lo, hi) = (min[k][c] as f64, max[k][c] as f64);
+                // `distance`'s gap: one of the two differences is positive at most.
+                let gap = (lo - x).max(x - hi).max(0.0);
+                sum[c] += gap * gap;
+            }
+        }
+        sum.map(|s| {
+            let d = s.sqrt() as f32;
+            (d <= cut).then_some(d)
+        })
+    }
+}
+
+/// The key of a ray or swept box: where it enters a box ([`Slab`]), four children with
+/// [`Slab::enters_four`].
+pub(crate) struct Enters<'a, S>(pub(crate) &'a S);
+
+impl<const D: usize, S: Slab<D>> Key<D> for Enters<'_, S> {
+    #[inline(always)]
+    fn one(&self, b: &Aabb<D>, cut: f32) -> Option<f32> {
+        self.0.enters_box(b, cut)
+    }
+
+    #[inline(always)]
+    fn four(&self, min: &[[f32; 4]; D], max: &[[f32; 4]; D], cut: f32) -> [Option<f32>; 4] {
+        self.0.enters_four(min, max, cut)
+    }
+}
 
 /// The tag bit of a leaf: leaves sort after subtrees of the same key.
 const IS_LEAF: u64 = 1 << 63;
@@ -49,7 +124,17 @@ struct Item {
 #[derive(Debug, Default)]
 pub(crate) struct Frontier {
     heap: BinaryHeap<Reverse<Item>>,
+    /// How many leaves the visitor takes at the most before it stops (0: no bound;
+    /// [`Frontier::keep`]).
+    keep: usize,
+    /// The keys of the `keep` nearest leaves queued so far (a max-heap): once full, its
+    /// top bounds the key of every leaf the visitor will get.
+    kept: BinaryHeap<u32>,
 }
+
+/// The largest `keep` whose leaves' keys a walk tracks: a larger `k` is walked
+/// unbounded (its tracking would cost as much as the queue).
+const KEEP_MAX: usize = 1024;
 
 thread_local! {
     /// Each thread's queue: a query allocates only to grow it.
@@ -64,6 +149,8 @@ pub(crate) fn with_frontier<R>(f: impl FnOnce(&mut Frontier) -> R) -> R {
     let got = FRONTIER.try_with(|c| {
         c.try_borrow_mut().ok().map(|mut q| {
             q.heap.clear();
+            q.kept.clear();
+            q.keep = 0;
             (f.take().expect("called once"))(&mut q)
         })
     });
@@ -74,9 +161,38 @@ pub(crate) fn with_frontier<R>(f: impl FnOnce(&mut Frontier) -> R) -> R {
 }
 
 impl Frontier {
+    /// Says that the visitor stops after `k` leaves (a k-nearest query): the walk then
+    /// leaves out every subtree and leaf whose key passes the `k`-th smallest key of the
+    /// leaves queued so far, as none of them would be visited. Subtrees and leaves at
+    /// that key stay (one may hold a leaf of a lower id). Call before any leaf is pushed;
+    /// a `k` past [`KEEP_MAX`] bounds nothing.
+    pub(crate) fn keep(&mut self, k: usize) {
+        debug_assert!(self.heap.is_empty(), "set before the walk");
+        self.keep = if k <= KEEP_MAX { k } else { 0 };
+    }
+
+    /// The cutoff of the walk: `cut`, or the `keep`-th smallest queued leaf key if lower.
+    #[inline]
+    fn bound(&self, cut: f32) -> f32 {
+        match self.kept.peek() {
+            Some(&top) if self.kept.len() == self.keep => cut.min(f32::from_bits(top)),
+            _ => cut,
+        }
+    }
+
     /// Adds the loose leaf `id` (an object outside the trees) at `key`.
     pub(crate) fn push_leaf(&mut self, key: f32, id: u32) {
-        self.heap.push(Reverse(Item { key: key.to_bits(), tag: IS_LEAF | id as u64 }));
+        let bits = key.to_bits();
+        if self.keep > 0 {
+            if self.kept.len() < self.keep {
+                self.kept.push(bits);
+            } else if let Some(mut top) = self.kept.peek_mut()
+                && bits < *top
+            {
+                *top = bits;
+            }
+        }
+        self.heap.push(Reverse(Item { key: bits, tag: IS_LEAF | id as u64 }));
     }
 
     fn push_node(&mut self, key: f32, tree: usize, node: u32) {
@@ -92,7 +208,7 @@ impl Frontier {
         &mut self,
         trees: &[&Bvh<D>],
         cut: &mut f32,
-        bound: impl Fn(&Aabb<D>, f32) -> Option<f32>,
+        bound: &impl Key<D>,
         mut leaf: impl FnMut(usize, usize, f32, f32) -> Option<(f32, u32)>,
         mut visit: impl FnMut(u32, f32, &mut f32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
@@ -101,7 +217,7 @@ impl Frontier {
             if !t.nodes.is_empty() || !t.wide.is_empty() {
                 // The root's key is not stored: 0 is no greater than any.
                 self.push_node(0.0, i, 0);
-            } else if let Some(k) = t.leaves.first().and_then(|b| bound(b, *cut))
+            } else if let Some(k) = t.leaves.first().and_then(|b| bound.one(b, *cut))
                 && let Some((k, id)) = leaf(i, 0, k, *cut)
             {
                 self.push_leaf(k, id);
@@ -109,7 +225,7 @@ impl Frontier {
         }
         while let Some(Reverse(item)) = self.heap.pop() {
             let key = f32::from_bits(item.key);
-            if key > *cut {
+            if key > self.bound(*cut) {
                 // Every item left has a key at least this one's.
                 break;
             }
@@ -119,8 +235,7 @@ impl Frontier {
             }
             let (i, node) = ((item.tag >> 32) as usize, item.tag as u32);
             let t = trees[i];
-            t.children(node, |r, last, b| {
-                let Some(k) = bound(&b, *cut) else { return };
+            t.children(node, bound, self.bound(*cut), |r, last, k| {
                 if r & LEAF == 0 {
                     self.push_node(k, i, r);
                     return;
@@ -128,8 +243,9 @@ impl Frontier {
                 let (first, last) = ((r & !LEAF) as usize, last as usize);
                 for p in first..=last {
                     // A single leaf's box is its stored bounds; a bucket's are each tested.
-                    let k = if first == last { Some(k) } else { bound(&t.leaves[p], *cut) };
-                    if let Some((k, id)) = k.and_then(|k| leaf(i, p, k, *cut)) {
+                    let lim = self.bound(*cut);
+                    let k = if first == last { Some(k) } else { bound.one(&t.leaves[p], lim) };
+                    if let Some((k, id)) = k.and_then(|k| leaf(i, p, k, lim)) {
                         self.push_leaf(k, id);
                     }
                 }
@@ -140,19 +256,24 @@ impl Frontier {
 }
 
 impl<const D: usize> Bvh<D> {
-    /// Each child of node `node` (four-wide in a tree kept for walks, else binary) to
-    /// `f(reference, last leaf, stored bounds)`.
+    /// Each child of node `node` (four-wide in a tree kept for walks, else binary) whose
+    /// stored bounds key at most `cut` to `f(reference, last leaf, key)`.
     #[inline]
-    fn children(&self, node: u32, mut f: impl FnMut(u32, u32, Aabb<D>)) {
+    fn children(&self, node: u32, key: &impl Key<D>, cut: f32, mut f: impl FnMut(u32, u32, f32)) {
         if self.wide.is_empty() {
             let nd = &self.nodes[node as usize];
             for c in 0..2 {
-                f(nd.child[c], nd.last[c], nd.child_box(c));
+                if let Some(k) = key.one(&nd.child_box(c), cut) {
+                    f(nd.child[c], nd.last[c], k);
+                }
             }
         } else {
             let nd = &self.wide[node as usize];
+            let keys = key.four(&nd.min, &nd.max, cut);
             for c in (0..4).take_while(|&c| nd.child[c] != EMPTY) {
-                f(nd.child[c], nd.last[c], nd.child_box(c));
+                if let Some(k) = keys[c] {
+                    f(nd.child[c], nd.last[c], k);
+                }
             }
         }
     }

@@ -51,7 +51,7 @@ mod sweep;
 mod tests;
 mod wide;
 
-pub(crate) use best::{distance, with_frontier, Frontier};
+pub(crate) use best::{distance, with_frontier, Enters, Frontier, Key, Near};
 pub(crate) use ray::{RayTest, Slab};
 pub(crate) use sweep::SweepTest;
 

@@ -312,6 +312,9 @@ fn best_first_walks_agree_with_a_sort() {
                     let mut got = Vec::new();
                     let mut cut = start;
                     let _ = with_frontier(|f| {
+                        // The visitor stops after `stop` leaves: the walk may leave out
+                        // what lies past the `stop` nearest queued.
+                        f.keep(stop);
                         for (i, x) in boxes.iter().enumerate().skip(loose) {
                             if let Some(k) = key(x, cut) {
                                 f.push_leaf(k, i as u32);
@@ -344,6 +347,37 @@ fn best_first_walks_agree_with_a_sort() {
                     assert_eq!(got, expect, "{name} {how} query {q} key {which} stop {stop}");
                 }
             }
+        }
+    }
+}
+
+/// A nearest query's key of a wide node's four children at once is, lane by lane, the
+/// key of each child alone, bit for bit: points inside, on a face, far and huge.
+#[test]
+fn four_distances_are_each_distance() {
+    use super::{distance, Key, Near};
+    let mut r = scene::Rng::new(11);
+    for q in 0..2000 {
+        let scale = [1.0, 1e-3, 1e6, 3e38][q % 4];
+        let p: [f32; 3] = std::array::from_fn(|_| r.range(-1.0, 1.0) * scale);
+        let (mut min, mut max) = ([[0.0f32; 4]; 3], [[0.0f32; 4]; 3]);
+        for c in 0..4 {
+            for k in 0..3 {
+                let (a, b) = (r.range(-1.0, 1.0) * scale, r.range(-1.0, 1.0) * scale);
+                // Some children start on the point's plane, some are points.
+                let a = if r.below(4) == 0 { p[k] } else { a };
+                let b = if r.below(5) == 0 { a } else { b };
+                (min[k][c], max[k][c]) = (a.min(b), a.max(b));
+            }
+        }
+        let near = Near(p);
+        let cut = if q % 3 == 0 { f32::INFINITY } else { r.range(0.0, 1.0) * scale };
+        let four = near.four(&min, &max, cut);
+        for c in 0..4 {
+            let b = Aabb { min: std::array::from_fn(|k| min[k][c]), max: std::array::from_fn(|k| max[k][c]) };
+            let one = near.one(&b, cut);
+            assert_eq!(four[c].map(f32::to_bits), one.map(f32::to_bits), "query {q} child {c}");
+            assert_eq!(one.map(f32::to_bits), Some(distance(&p, &b)).filter(|&d| d <= cut).map(f32::to_bits));
         }
     }
 }

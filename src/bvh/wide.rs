@@ -79,6 +79,20 @@ impl<const D: usize> Wide<D> {
         let meet = meet.to_bitmask() & live;
         (meet, within.to_bitmask() & meet)
     }
+
+    /// Asks for the lines child `c` will be read from (its node, or its bucket's first
+    /// and last leaf) before any is read, so that the misses of a node's met children
+    /// overlap. PERF: benches/queries.rs (`regions_large`, `points`, `rays_closest`).
+    #[inline(always)]
+    fn ask(&self, c: usize, nodes: &[Wide<D>], leaves: &[Aabb<D>]) {
+        let r = self.child[c];
+        if r & LEAF != 0 {
+            prefetch(&leaves[(r & !LEAF) as usize]);
+            prefetch(&leaves[self.last[c] as usize]);
+        } else {
+            prefetch(&nodes[r as usize]);
+        }
+    }
 }
 
 /// A binary child: its reference, last leaf and bounds.
@@ -166,19 +180,10 @@ pub(super) fn walk_wide<const D: usize>(
     loop {
         let nd = &nodes[at as usize];
         let (mut hits, within) = nd.meets(region);
-        // The lines the met children will read are asked for before any is read, so
-        // that their misses overlap. PERF: benches/queries.rs (`regions_large`, `points`).
         let mut ask = hits & !within;
         while ask != 0 {
-            let c = ask.trailing_zeros() as usize;
+            nd.ask(ask.trailing_zeros() as usize, nodes, leaves);
             ask &= ask - 1;
-            let r = nd.child[c];
-            if r & LEAF != 0 {
-                prefetch(&leaves[(r & !LEAF) as usize]);
-                prefetch(&leaves[nd.last[c] as usize]);
-            } else {
-                prefetch(&nodes[r as usize]);
-            }
         }
         // Internal children go down in order: the last met is pushed first.
         let mut inner = [(0u32, 0u32); WIDTH];
@@ -245,16 +250,8 @@ pub(super) fn cast_wide<const D: usize, S: Slab<D>>(
                 n += 1;
             }
         }
-        // The lines the entered children will read are asked for first (misses
-        // overlap). PERF: benches/queries.rs (`rays_closest`, `rays_all`).
         for &(_, c) in &met[..n] {
-            let r = nd.child[c];
-            if r & LEAF != 0 {
-                prefetch(&leaves[(r & !LEAF) as usize]);
-                prefetch(&leaves[nd.last[c] as usize]);
-            } else {
-                prefetch(&nodes[r as usize]);
-            }
+            nd.ask(c, nodes, leaves);
         }
         // Leaves and buckets at once, nearest first; nodes onto the stack, farthest
         // first, so that the nearest is walked next.

@@ -50,7 +50,7 @@ pub use sweep::Sweep;
 
 use super::search::{EachHit, Hits, Sight};
 use super::{Handle, World};
-use crate::bvh::with_frontier;
+use crate::bvh::{with_frontier, Key};
 use crate::{Aabb, Error};
 use std::ops::ControlFlow;
 
@@ -155,20 +155,24 @@ impl<const D: usize> World<D> {
     /// to `visit(slot, key, cut)`, which may lower `*cut` or stop: the best-first walk
     /// (`bvh::best`) over the trees the filter picks, with the changed objects queued
     /// beside them. `key` must be monotone (a box holding another keys no greater).
+    /// `keep`: the visitor stops after that many objects (k nearest; 0: no such bound),
+    /// which lets the walk leave out whatever lies beyond the `keep` nearest queued.
     fn ordered(
         &self,
         filter: &QueryFilter<'_>,
         cut: &mut f32,
-        key: impl Fn(&Aabb<D>, f32) -> Option<f32>,
+        keep: usize,
+        key: impl Key<D>,
         visit: impl FnMut(u32, f32, &mut f32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         let plain = filter.plain();
         with_frontier(|frontier| {
+            frontier.keep(keep);
             for &s in self.dirty.list() {
                 if !self.slots.alive[s as usize] {
                     continue;
                 }
-                match key(&self.store.boxes[s as usize], *cut) {
+                match key.one(&self.store.boxes[s as usize], *cut) {
                     Some(k) if self.takes_changed(s, filter) => frontier.push_leaf(k, s),
                     _ => {}
                 }

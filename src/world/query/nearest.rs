@@ -8,7 +8,9 @@
 //!   [`crate::bvh::distance`] computes it: in `f64`, rounded to `f32` once.
 //! - How: one best-first walk over the static and dynamic trees together, keyed by the
 //!   distance to each subtree's bounds, with the objects changed since the last update
-//!   queued beside them; the walk stops at the k-th object.
+//!   queued beside them; the walk stops at the k-th object, and leaves out whatever lies
+//!   beyond the k nearest objects queued so far. A wide node's four children are keyed
+//!   in one pass; without a margin a static leaf's key is its object's (no second read).
 //! - Cost: about O(k log n) for k objects in a scene where boxes are about as large as
 //!   their spacing (the subtrees nearer than the k-th object are opened), plus a test of
 //!   each changed object. Threads: none. Allocation: the walk's queue (one a thread, kept).
@@ -16,7 +18,7 @@
 //!   TODS, 1999): the best-first k-nearest-neighbour search.
 
 use super::{check_point, QueryFilter};
-use crate::bvh::distance;
+use crate::bvh::Near;
 use crate::world::{Handle, World};
 use crate::Error;
 use std::ops::ControlFlow;
@@ -85,11 +87,7 @@ impl<const D: usize> World<D> {
         }
         let start = out.len();
         let mut cut = max_distance;
-        let key = |b: &_, cut: f32| {
-            let d = distance(point, b);
-            (d <= cut).then_some(d)
-        };
-        let _ = self.ordered(filter, &mut cut, key, |s, d, _| {
+        let _ = self.ordered(filter, &mut cut, k, Near(*point), |s, d, _| {
             out.push((self.handle_of(s), d));
             if out.len() - start == k {
                 ControlFlow::Break(())

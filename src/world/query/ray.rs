@@ -19,7 +19,7 @@
 //!   hit, which prunes the rest).
 
 use super::QueryFilter;
-use crate::bvh::{RayTest, Slab};
+use crate::bvh::{Enters, RayTest, Slab};
 use crate::world::{Handle, World};
 use crate::Error;
 use std::ops::ControlFlow;
@@ -221,7 +221,7 @@ impl<const D: usize> World<D> {
         visit: impl FnMut(u32, f32, &mut f32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
         let mut cut = slab.max_t();
-        self.ordered(filter, &mut cut, |b, cut| slab.enters_box(b, cut), visit)
+        self.ordered(filter, &mut cut, 0, Enters(slab), visit)
     }
 
     /// The closest hit, ties to the lower handle.

@@ -24,7 +24,7 @@
 //! - Source: the walks of [`crate::bvh`].
 
 use super::{Search, NONE};
-use crate::bvh::{Bvh, Finds, Frontier, Slab};
+use crate::bvh::{Bvh, Finds, Frontier, Key, Slab};
 use crate::world::dirty::Dirty;
 use crate::world::store::Store;
 use crate::Aabb;
@@ -236,7 +236,7 @@ impl<const D: usize> Search<D> {
         frontier: &mut Frontier,
         at: &Sight<'_, D>,
         cut: &mut f32,
-        key: impl Fn(&Aabb<D>, f32) -> Option<f32>,
+        key: &impl Key<D>,
         take: impl Fn(u32, u32) -> bool,
         visit: impl FnMut(u32, f32, &mut f32) -> ControlFlow<()>,
     ) -> ControlFlow<()> {
@@ -267,19 +267,32 @@ impl<const D: usize> Search<D> {
             add(&d.tree, (Leaves::Dynamics, &d.extras));
             add(&d.extra_tree, (Leaves::Extras, &d.extras));
         }
-        let leaf = |i: usize, p: usize, _: f32, cut: f32| {
-            let s = match kinds[i] {
-                (Leaves::Statics, _) if st.names[p][1] == NONE => return None,
-                (Leaves::Statics, _) => st.tree.ids[p],
-                (Leaves::Extras, extras) => extras[trees[i].ids[p] as usize],
-                (Leaves::Dynamics, _) => d.pos_slot[p],
+        // Without a margin a static leaf's box is its object's: its key is the object's.
+        let exact = at.margin <= 0.0;
+        let leaf = |i: usize, p: usize, leaf_key: f32, cut: f32| {
+            let (s, g) = match kinds[i] {
+                (Leaves::Statics, _) => match st.names[p] {
+                    [_, NONE] => return None,
+                    [s, g] => (s, g),
+                },
+                (Leaves::Extras, extras) => {
+                    let s = extras[trees[i].ids[p] as usize];
+                    (s, at.generations[s as usize])
+                }
+                (Leaves::Dynamics, _) => match d.pos_slot[p] {
+                    NONE => return None,
+                    s => (s, at.generations[s as usize]),
+                },
             };
-            if s == NONE || at.changed(s) {
+            if at.changed(s) {
                 return None;
             }
-            let k = key(&at.store.boxes[s as usize], cut)?;
-            take(s, at.generations[s as usize]).then_some((k, s))
+            let k = match kinds[i] {
+                (Leaves::Statics, _) if exact => leaf_key,
+                _ => key.one(&at.store.boxes[s as usize], cut)?,
+            };
+            take(s, g).then_some((k, s))
         };
-        frontier.walk(&trees[..n], cut, &key, leaf, visit)
+        frontier.walk(&trees[..n], cut, key, leaf, visit)
     }
 }
