@@ -205,7 +205,7 @@ impl<const D: usize> World<D> {
     }
 
     /// What the search's side of a query reads: the trees of the kinds the filter takes.
-    fn sight(&self, filter: &QueryFilter<'_>) -> Sight<'_, D> {
+    pub(super) fn sight(&self, filter: &QueryFilter<'_>) -> Sight<'_, D> {
         Sight {
             statics: filter.statics(),
             dynamics: filter.moving(),
@@ -218,7 +218,7 @@ impl<const D: usize> World<D> {
 
     /// Each object in the region: the clean ones through the trees (which hold the static
     /// objects apart), then the changed ones.
-    fn each_in(
+    pub(super) fn each_in(
         &self,
         region: &Aabb<D>,
         filter: &QueryFilter<'_>,
@@ -238,7 +238,7 @@ impl<const D: usize> World<D> {
 
     /// Each object changed since the last update whose box meets `region` and that
     /// `filter` takes.
-    fn each_changed_in(
+    pub(super) fn each_changed_in(
         &self,
         region: &Aabb<D>,
         filter: &QueryFilter<'_>,
@@ -260,7 +260,7 @@ impl<const D: usize> World<D> {
 /// run's handles made side by side.
 struct Pushed<'a>(&'a mut Vec<Handle>);
 
-impl Hits for Pushed<'_> {
+impl<const D: usize> Hits<D> for Pushed<'_> {
     #[inline(always)]
     fn hit(&mut self, s: u32, g: u32) -> ControlFlow<()> {
         self.0.push(Handle::new(s, g));

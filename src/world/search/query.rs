@@ -54,7 +54,10 @@ impl<const D: usize> Sight<'_, D> {
 /// What a region search finds: each clean object, by slot and generation, and runs of
 /// them side by side (static objects under a subtree whose bounds lie within the region,
 /// where no leaf is masked and nothing changed since the last update: every one a hit).
-pub(crate) trait Hits {
+/// Where the static tree holds the objects' boxes as they are (no margin), its leaves'
+/// boxes come along (`*_boxed`), so that a test of the object's box needs no read of
+/// the store.
+pub(crate) trait Hits<const D: usize> {
     /// The object in slot `s`, of generation `g`.
     fn hit(&mut self, s: u32, g: u32) -> ControlFlow<()>;
 
@@ -66,12 +69,24 @@ pub(crate) trait Hits {
         }
         ControlFlow::Continue(())
     }
+
+    /// [`Hits::hit`] of an object whose box is `_b`; by default `hit`.
+    #[inline(always)]
+    fn hit_boxed(&mut self, s: u32, g: u32, _b: &Aabb<D>) -> ControlFlow<()> {
+        self.hit(s, g)
+    }
+
+    /// [`Hits::run`] of objects whose boxes are `_boxes` (one a name); by default `run`.
+    #[inline(always)]
+    fn run_boxed(&mut self, names: &[[u32; 2]], _boxes: &[Aabb<D>]) -> ControlFlow<()> {
+        self.run(names)
+    }
 }
 
 /// A closure as [`Hits`] that takes each object of a run alone.
 pub(crate) struct EachHit<F>(pub(crate) F);
 
-impl<F: FnMut(u32, u32) -> ControlFlow<()>> Hits for EachHit<F> {
+impl<const D: usize, F: FnMut(u32, u32) -> ControlFlow<()>> Hits<D> for EachHit<F> {
     #[inline(always)]
     fn hit(&mut self, s: u32, g: u32) -> ControlFlow<()> {
         (self.0)(s, g)
@@ -89,14 +104,18 @@ struct StaticFinds<'a, 'b, const D: usize, H> {
     hits: &'a mut H,
 }
 
-impl<const D: usize, H: Hits> Finds<D> for StaticFinds<'_, '_, D, H> {
+impl<const D: usize, H: Hits<D>> Finds<D> for StaticFinds<'_, '_, D, H> {
     #[inline(always)]
-    fn leaf(&mut self, p: usize, _: &Aabb<D>) -> ControlFlow<()> {
+    fn leaf(&mut self, p: usize, b: &Aabb<D>) -> ControlFlow<()> {
         let [s, g] = self.names[p];
-        if g == NONE
-            || self.at.changed(s)
-            || !(self.exact || self.at.store.boxes[s as usize].overlaps(self.region))
-        {
+        if g == NONE || self.at.changed(s) {
+            return ControlFlow::Continue(());
+        }
+        if self.exact {
+            // The leaf's box is the object's, and the walk found it meets the region.
+            return self.hits.hit_boxed(s, g, b);
+        }
+        if !self.at.store.boxes[s as usize].overlaps(self.region) {
             return ControlFlow::Continue(());
         }
         self.hits.hit(s, g)
@@ -104,13 +123,21 @@ impl<const D: usize, H: Hits> Finds<D> for StaticFinds<'_, '_, D, H> {
 
     /// A run's leaves lie within the region, so their boxes (within the leaves) meet it.
     #[inline(always)]
-    fn run(&mut self, first: usize, last: usize, _: &[Aabb<D>]) -> ControlFlow<()> {
-        if self.runs {
-            return self.hits.run(&self.names[first..=last]);
+    fn run(&mut self, first: usize, last: usize, leaves: &[Aabb<D>]) -> ControlFlow<()> {
+        let names = &self.names[first..=last];
+        let boxes = &leaves[first..=last];
+        match (self.runs, self.exact) {
+            (true, true) => return self.hits.run_boxed(names, boxes),
+            (true, false) => return self.hits.run(names),
+            _ => {}
         }
-        for &[s, g] in &self.names[first..=last] {
+        for (&[s, g], b) in names.iter().zip(boxes) {
             if g != NONE && !self.at.changed(s) {
-                self.hits.hit(s, g)?;
+                if self.exact {
+                    self.hits.hit_boxed(s, g, b)?;
+                } else {
+                    self.hits.hit(s, g)?;
+                }
             }
         }
         ControlFlow::Continue(())
@@ -124,7 +151,7 @@ impl<const D: usize> Search<D> {
         &self,
         region: &Aabb<D>,
         at: &Sight<'_, D>,
-        hits: &mut impl Hits,
+        hits: &mut impl Hits<D>,
     ) -> ControlFlow<()> {
         let boxes = &at.store.boxes;
         if at.statics {
