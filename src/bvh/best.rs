@@ -2,8 +2,8 @@
 //! of a key that only grows from a subtree to what it holds: a ray's or a swept box's
 //! entry `t`, a point's distance to a box.
 //!
-//! - Input: up to four trees, a key for boxes (`bound`: a node's stored bounds or a leaf's
-//!   box, `None` past the cutoff), a leaf test (`leaf`: the exact key of the object at a
+//! - Input: up to four trees, a key for boxes (`bound`, a [`Key`]: a node's stored bounds,
+//!   four children at once, or a leaf's box; `None` past the cutoff), a leaf test (`leaf`: the exact key of the object at a
 //!   leaf, or `None` to leave it out), loose leaves pushed by the caller, and a cutoff the
 //!   visitor may lower.
 //! - Output: each leaf kept, to `visit(id, key, cut)`, in order of `(key, id)`, while its
@@ -21,9 +21,9 @@
 //! - Cost: O((m + k) log m) for the m subtrees and leaves whose key passes the cutoff
 //!   until the walk stops; a closest hit or a nearest object opens about the nodes along
 //!   one path and those whose bounds are nearer than it.
-//! - Threads: none (batches run walks in parallel above it). Allocation: the queue, one a
-//!   thread, kept between walks ([`with_frontier`]); it grows to the largest walk's and is
-//!   never given back.
+//! - Threads: none (batches run walks in parallel above it). Allocation: the queue and
+//!   the bound's k keys, one a thread, kept between walks ([`with_frontier`]); they grow
+//!   to the largest walk's and are never given back.
 //! - Source: the best-first nearest-neighbour search of G. R. Hjaltason and H. Samet,
 //!   "Distance browsing in spatial databases" (ACM TODS, 1999), with the slab test (T. L.
 //!   Kay and J. T. Kajiya, "Ray tracing complex scenes", SIGGRAPH 1986) as the key of rays.
