@@ -2,10 +2,10 @@
 //! of a key that only grows from a subtree to what it holds: a ray's or a swept box's
 //! entry `t`, a point's distance to a box.
 //!
-//! - Input: up to four trees, a key for boxes (`bound`, a [`Key`]: a node's stored bounds,
-//!   four children at once, or a leaf's box; `None` past the cutoff), a leaf test (`leaf`: the exact key of the object at a
-//!   leaf, or `None` to leave it out), loose leaves pushed by the caller, and a cutoff the
-//!   visitor may lower.
+//! - Input: up to four trees, a key for boxes (`bound`, a [`Key`]: a node's stored
+//!   bounds, four children at once, or a leaf's box; `None` past the cutoff), a leaf test
+//!   (`leaf`: the exact key of the object at a leaf, or `None` to leave it out), loose
+//!   leaves pushed by the caller, and a cutoff the visitor may lower.
 //! - Output: each leaf kept, to `visit(id, key, cut)`, in order of `(key, id)`, while its
 //!   key is at most the cutoff; the visitor may lower the cutoff (a ray clipped to a
 //!   narrow-phase hit) or stop (k found).
@@ -37,8 +37,7 @@ use std::collections::BinaryHeap;
 use std::ops::ControlFlow;
 
 /// The key of a best-first walk: monotone (a box holding another keys no greater),
-/// `None` past the cutoff. Any `Fn(&Aabb, cut) -> Option<f32>` is one; a key may
-/// compute a wide node's four children at once.
+/// `None` past the cutoff; a key may compute a wide node's four children at once.
 pub(crate) trait Key<const D: usize> {
     /// The key of box `b`, if at most `cut`.
     fn one(&self, b: &Aabb<D>, cut: f32) -> Option<f32>;
@@ -51,13 +50,6 @@ pub(crate) trait Key<const D: usize> {
             let b = Aabb { min: std::array::from_fn(|k| min[k][c]), max: std::array::from_fn(|k| max[k][c]) };
             self.one(&b, cut)
         })
-    }
-}
-
-impl<const D: usize, F: Fn(&Aabb<D>, f32) -> Option<f32>> Key<D> for F {
-    #[inline(always)]
-    fn one(&self, b: &Aabb<D>, cut: f32) -> Option<f32> {
-        self(b, cut)
     }
 }
 

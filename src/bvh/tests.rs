@@ -273,15 +273,13 @@ fn casts_agree_with_a_filter() {
     }
 }
 
-/// A key of a best-first walk.
-type Key<'a> = dyn Fn(&Aabb<3>, f32) -> Option<f32> + 'a;
-
 /// The best-first walk over two trees (one kept for walks) and loose leaves hands every
-/// leaf over in order of `(key, id)`, for rays, swept boxes and distances, and stops or
-/// shortens as its visitor says: the same as sorting every box's key.
+/// leaf over in order of `(key, id)`, for rays, swept boxes and distances (the queries'
+/// own keys, four children at once over the wide nodes), and stops or shortens as its
+/// visitor says: the same as sorting every box's key.
 #[test]
 fn best_first_walks_agree_with_a_sort() {
-    use super::{distance, with_frontier, RayTest, Slab, SweepTest};
+    use super::{Enters, Near, RayTest, SweepTest};
     let mut r = scene::Rng::new(6);
     for ((name, boxes), how) in scenes::<3>(1200, 3).into_iter().flat_map(|s| BUILDS.map(|h| (s.clone(), h)))
     {
@@ -292,61 +290,76 @@ fn best_first_walks_agree_with_a_sort() {
         let mut a = built(how, &boxes[..half], 0.0);
         a.keep_for_walks();
         let b = built(how, &boxes[half..loose], 0.0);
+        let walk = Walked { boxes: &boxes, trees: [&a, &b], half, loose };
         for q in 0..30 {
             let p: [f32; 3] = std::array::from_fn(|_| r.range(-10.0, 60.0));
             let dir: [f32; 3] = std::array::from_fn(|_| r.range(-1.0, 1.0));
             let max_t = if q % 3 == 0 { f32::INFINITY } else { 40.0 };
             let ray = RayTest::new(p, dir, max_t);
             let sweep = SweepTest::new(Aabb { min: p, max: p.map(|x| x + 2.0) }, dir, max_t);
-            let keys: [&Key<'_>; 3] =
-                [&|x, cut| ray.enters_box(x, cut), &|x, cut| sweep.enters_box(x, cut), &|x, cut| {
-                    Some(distance(&p, x)).filter(|&d| d <= cut)
-                }];
-            for (which, key) in keys.iter().enumerate() {
-                let start = if which == 2 { 25.0 } else { max_t };
-                let mut want: Vec<(f32, u32)> =
-                    (0..boxes.len()).filter_map(|i| key(&boxes[i], start).map(|k| (k, i as u32))).collect();
-                want.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
-                // Stop after `stop` leaves, or clip at the fifth leaf's key.
-                for stop in [usize::MAX, 7] {
-                    let mut got = Vec::new();
-                    let mut cut = start;
-                    let _ = with_frontier(|f| {
-                        // The visitor stops after `stop` leaves: the walk may leave out
-                        // what lies past the `stop` nearest queued.
-                        f.keep(stop);
-                        for (i, x) in boxes.iter().enumerate().skip(loose) {
-                            if let Some(k) = key(x, cut) {
-                                f.push_leaf(k, i as u32);
-                            }
-                        }
-                        let trees = [&a, &b];
-                        let offset = [0, half];
-                        let leaf = |t: usize, pos: usize, _: f32, cut: f32| {
-                            let id = offset[t] + trees[t].ids[pos] as usize;
-                            key(&boxes[id], cut).map(|k| (k, id as u32))
-                        };
-                        f.walk(&trees, &mut cut, key, leaf, |id, k, cut| {
-                            got.push((k, id));
-                            if got.len() == 5 && stop != usize::MAX {
-                                *cut = k;
-                            }
-                            if got.len() == stop {
-                                ControlFlow::Break(())
-                            } else {
-                                ControlFlow::Continue(())
-                            }
-                        })
-                    });
-                    let mut expect = want.clone();
-                    if stop != usize::MAX && expect.len() >= 5 {
-                        let fifth = expect[4].0;
-                        expect.retain(|w| w.0 <= fifth);
+            let at = format!("{name} {how} query {q}");
+            walk.agrees(&Enters(&ray), max_t, &format!("{at} ray"));
+            walk.agrees(&Enters(&sweep), max_t, &format!("{at} sweep"));
+            walk.agrees(&Near(p), 25.0, &format!("{at} distance"));
+        }
+    }
+}
+
+/// The scene of [`best_first_walks_agree_with_a_sort`]: its boxes, the first `half` in
+/// `trees[0]`, those up to `loose` in `trees[1]`, the rest loose.
+struct Walked<'a> {
+    boxes: &'a [Aabb<3>],
+    trees: [&'a Bvh<3>; 2],
+    half: usize,
+    loose: usize,
+}
+
+impl Walked<'_> {
+    /// The walk by `key` from cutoff `start` against a sort of every box's key: whole,
+    /// stopped after 7 leaves, and clipped at the fifth leaf's key.
+    fn agrees(&self, key: &impl super::Key<3>, start: f32, at: &str) {
+        use super::with_frontier;
+        let boxes = self.boxes;
+        let mut want: Vec<(f32, u32)> =
+            (0..boxes.len()).filter_map(|i| key.one(&boxes[i], start).map(|k| (k, i as u32))).collect();
+        want.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+        // Stop after `stop` leaves, or clip at the fifth leaf's key.
+        for stop in [usize::MAX, 7] {
+            let mut got = Vec::new();
+            let mut cut = start;
+            let _ = with_frontier(|f| {
+                // The visitor stops after `stop` leaves: the walk may leave out what lies
+                // past the `stop` nearest queued.
+                f.keep(stop);
+                for (i, x) in boxes.iter().enumerate().skip(self.loose) {
+                    if let Some(k) = key.one(x, cut) {
+                        f.push_leaf(k, i as u32);
                     }
-                    expect.truncate(stop);
-                    assert_eq!(got, expect, "{name} {how} query {q} key {which} stop {stop}");
                 }
+                let offset = [0, self.half];
+                let leaf = |t: usize, pos: usize, _: f32, cut: f32| {
+                    let id = offset[t] + self.trees[t].ids[pos] as usize;
+                    key.one(&boxes[id], cut).map(|k| (k, id as u32))
+                };
+                f.walk(&self.trees, &mut cut, key, leaf, |id, k, cut| {
+                    got.push((k, id));
+                    if got.len() == 5 && stop != usize::MAX {
+                        *cut = k;
+                    }
+                    if got.len() == stop {
+                        ControlFlow::Break(())
+                    } else {
+                        ControlFlow::Continue(())
+                    }
+                })
+            });
+            let mut expect = want.clone();
+            if stop != usize::MAX && expect.len() >= 5 {
+                let fifth = expect[4].0;
+                expect.retain(|w| w.0 <= fifth);
             }
+            expect.truncate(stop);
+            assert_eq!(got, expect, "{at} stop {stop}");
         }
     }
 }

@@ -205,7 +205,7 @@ impl<const D: usize> World<D> {
     }
 
     /// What the search's side of a query reads: the trees of the kinds the filter takes.
-    pub(super) fn sight(&self, filter: &QueryFilter<'_>) -> Sight<'_, D> {
+    fn sight(&self, filter: &QueryFilter<'_>) -> Sight<'_, D> {
         Sight {
             statics: filter.statics(),
             dynamics: filter.moving(),
@@ -218,7 +218,7 @@ impl<const D: usize> World<D> {
 
     /// Each object in the region: the clean ones through the trees (which hold the static
     /// objects apart), then the changed ones.
-    pub(super) fn each_in(
+    fn each_in(
         &self,
         region: &Aabb<D>,
         filter: &QueryFilter<'_>,
@@ -238,7 +238,7 @@ impl<const D: usize> World<D> {
 
     /// Each object changed since the last update whose box meets `region` and that
     /// `filter` takes.
-    pub(super) fn each_changed_in(
+    fn each_changed_in(
         &self,
         region: &Aabb<D>,
         filter: &QueryFilter<'_>,
