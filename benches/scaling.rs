@@ -24,7 +24,7 @@
 //! | `BP_DIMS`           | `2,3`                                    | dimensions, 1 to 3 (the peers run in 2D and 3D) |
 //! | `BP_SCENES`         | `uniform,varied,clustered,mixed,tiles,terrain,sticks,parked:10:1e9` | scenes of `broadphase::internals::by_name` (`parked:10:1e9`: a tenth of the boxes parked far away) |
 //! | `BP_THREADS`        | `1,2,4,...,all`                          | rayon thread counts: the powers of two below the core count, then `all` (every core) |
-//! | `BP_METHODS`        | every method in `benches/common/methods.rs` (default sweep: but `brute_force`) | our `Config::method`s by name, or `none` |
+//! | `BP_METHODS`        | every method in `benches/common/methods.rs` (default sweep: but `brute_force`) | our `Config::method`s by name (`auto_unsorted`, ...: by `find_pairs_unsorted`), or `none` |
 //! | `BP_PEERS`          | `parry3d,broccoli,broccoli_par,rstar`    | peers by name, or `none`                     |
 //! | `BP_MEASURE`        | `0.3` (full: `2`)                        | criterion measurement time, seconds          |
 //! | `BP_WARMUP`         | `0.1` (full: `0.5`)                      | criterion warm-up time, seconds              |
@@ -153,7 +153,7 @@ impl Opts {
             .into_iter()
             .filter(|m| m != "none")
             .inspect(|m| {
-                methods::method_by_name(m);
+                methods::method_by_name(m.strip_suffix("_unsorted").unwrap_or(m));
             })
             .collect();
         let peers = env_words("BP_PEERS", &Peer::ALL.map(Peer::name).join(","))
@@ -183,14 +183,16 @@ impl Opts {
 /// What one bench function runs: one of our methods or a peer.
 #[derive(Clone, Copy)]
 enum Who {
-    Ours(&'static str, Method),
+    /// A method, its name, and whether its pairs are sorted (`find_pairs`) or not
+    /// (`find_pairs_unsorted`: the name ends in `_unsorted`).
+    Ours(&'static str, Method, bool),
     Peer(Peer),
 }
 
 impl Who {
     fn name(self) -> &'static str {
         match self {
-            Who::Ours(name, _) => name,
+            Who::Ours(name, _, _) => name,
             Who::Peer(p) => p.name(),
         }
     }
@@ -198,11 +200,28 @@ impl Who {
 
 /// The methods and peers selected that run in `D` dimensions.
 fn whos<const D: usize>(opts: &Opts) -> Vec<Who> {
-    let ours = opts.methods.iter().map(|m| {
-        let (name, method, _) = methods::method_entry(m);
-        Who::Ours(name, method)
+    let ours = opts.methods.iter().map(|m| match m.strip_suffix("_unsorted") {
+        Some(base) => Who::Ours(Box::leak(m.clone().into_boxed_str()), methods::method_by_name(base), false),
+        None => {
+            let (name, method, _) = methods::method_entry(m);
+            Who::Ours(name, method, true)
+        }
     });
     ours.chain(opts.peers.iter().filter(|p| p.runs_in(D)).map(|&p| Who::Peer(p))).collect()
+}
+
+/// `find_pairs`, or `find_pairs_unsorted` where `sorted` is false.
+fn find<const D: usize>(
+    bp: &mut Broadphase<D>,
+    sorted: bool,
+    boxes: &[broadphase::Aabb<D>],
+    out: &mut Pairs,
+) -> Result<(), broadphase::Error> {
+    if sorted {
+        bp.find_pairs(boxes, out)
+    } else {
+        bp.find_pairs_unsorted(boxes, out)
+    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -217,12 +236,13 @@ fn check<const D: usize>(opts: &Opts, pools: &[(usize, rayon::ThreadPool)]) -> b
         println!("check {D}d {scene} n={n} ({} boxes): brute force {} pairs", boxes.len(), reference.len());
         for who in whos::<D>(opts) {
             match who {
-                Who::Ours(name, method) => {
+                Who::Ours(name, method, sorted) => {
                     for (t, pool) in pools {
                         let mut bp = Broadphase::<D>::new(Config::default().with_method(method)).unwrap();
                         let mut out = Vec::new();
-                        pool.install(|| bp.find_pairs(&boxes, &mut out)).expect("broadphase");
-                        let ok = out == reference; // already sorted and unique
+                        pool.install(|| find(&mut bp, sorted, &boxes, &mut out)).expect("broadphase");
+                        out.sort_unstable();
+                        let ok = out == reference; // sorted here, unique
                         println!(
                             "    {name}/t{t}: {} pairs: {}",
                             out.len(),
@@ -299,8 +319,8 @@ fn bench_dim<const D: usize>(
                 .measurement_time(opts.measure);
             for who in whos::<D>(opts) {
                 let name = who.name();
-                if let Who::Ours(_, _) = who {
-                    let max_n = methods::method_max_n(name);
+                if let Who::Ours(_, method, _) = who {
+                    let max_n = methods::method_max_n(method.name());
                     if n > max_n {
                         println!("skip {group} {name}: timed up to n = {max_n} only");
                         continue;
@@ -330,10 +350,10 @@ fn bench_dim<const D: usize>(
                     }))
                 };
                 match who {
-                    Who::Ours(_, method) => {
+                    Who::Ours(_, method, sorted) => {
                         let mut bp = Broadphase::<D>::new(Config::default().with_method(method)).unwrap();
                         let mut out: Pairs = Vec::new();
-                        all_pool.install(|| bp.find_pairs(&boxes, &mut out)).expect("broadphase");
+                        all_pool.install(|| find(&mut bp, sorted, &boxes, &mut out)).expect("broadphase");
                         assert_eq!(
                             out.len(),
                             ours.len(),
@@ -345,7 +365,8 @@ fn bench_dim<const D: usize>(
                             let median = measure(&mut g, &format!("{name}/t{t}"), |iters| {
                                 let start = std::time::Instant::now();
                                 for _ in 0..iters {
-                                    pool.install(|| bp.find_pairs(black_box(&boxes), &mut out)).unwrap();
+                                    pool.install(|| find(&mut bp, sorted, black_box(&boxes), &mut out))
+                                        .unwrap();
                                     black_box(out.len());
                                 }
                                 start.elapsed()

@@ -14,7 +14,9 @@
 //!    (`Columns::gather`), then sweep-and-prune every column (`Columns::sweep`), pair keys
 //!    left in the idle radix scratch and the output.
 //! 5. **pairs** (`t_pairs`): sort the pair keys in the idle rows and entries
-//!    (`kernels::pair_sort`) and write them out as `[i, j]`.
+//!    (`kernels::pair_sort`) and write them out as `[i, j]`; for
+//!    [`Broadphase::find_pairs_unsorted`], write them out in the order found instead
+//!    (`columns::found_order`). Stages 2 to 5 are `pipeline::columns::run`.
 //!
 //! Where the choice is a whole-scene sweep (`Method::Sweep`, or `Auto` on a sparse scene),
 //! `algorithms::sap::sweep_into` replaces stages 2 to 5 and is timed in `t_sweep`, its pair
@@ -28,7 +30,8 @@
 //! `Method::BruteForce` (`algorithms::brute_force::BruteForce`) replace them in `t_sweep`.
 //!
 //! - Input: the boxes and the [`Config`] (checked once, in [`Broadphase::new`]).
-//! - Output: every overlapping pair `[i, j]`, `i < j`, sorted ascending and unique.
+//! - Output: every overlapping pair `[i, j]`, `i < j`, unique; sorted ascending, or
+//!   (unsorted) in an order fixed by the boxes and the configuration.
 //! - Cost: O(n + entries + candidates + pairs): the sorts over n, entries or pairs are
 //!   radix sorts (comparison sorts only on the trim sample and on small pair buckets).
 //! - Parallel: every stage on the caller's rayon pool; called from outside any pool, the
@@ -49,13 +52,15 @@ use crate::algorithms::quadtree::Quadtree;
 use crate::algorithms::rdc::RdcPairs;
 use crate::algorithms::sap::Sorted;
 use crate::bvh::Bvh;
-use crate::columns::{Columns, Entry};
+use crate::columns::Columns;
 use crate::kernels::pair_sort::PairBudget;
 use crate::time::Instant;
 use crate::{Aabb, Config, Error, Method, Stats};
 
 mod cache;
+mod columns;
 pub use cache::release_cached_buffers;
+use columns::run;
 
 /// A reusable pair finder: owns the scan's, the columns' and the pair stage's buffers.
 #[derive(Debug)]
@@ -140,8 +145,50 @@ impl<const D: usize> Broadphase<D> {
         self.frame(boxes, out)
     }
 
+    /// Every pair `[i, j]`, `i < j`, of overlapping boxes, unique, into `out` (cleared
+    /// first), in an order fixed by the boxes and the configuration: the same bytes for any
+    /// thread count and on every call with the same input, but not sorted. The column
+    /// sweep's pairs come in the order it found them (run by run along the Morton order),
+    /// which spares the pair sort: where pairs are many (tens a box), that sort is most of
+    /// a call's time. Other methods' pairs come sorted, as from
+    /// [`find_pairs`](Broadphase::find_pairs). For callers that put the pairs in their own
+    /// order or use each on its own, as peers that report pairs unsorted expect (broccoli,
+    /// a BVH's tree-order traversal). PERF: benches/scaling.rs (`auto_unsorted`, 2D
+    /// sticks). Errors: as [`find_pairs`](Broadphase::find_pairs).
+    ///
+    /// ```
+    /// use broadphase::{Aabb2, Broadphase, Config};
+    /// let boxes = [
+    ///     Aabb2::new([0.0, 0.0], [2.0, 2.0]),
+    ///     Aabb2::new([1.0, 1.0], [3.0, 3.0]),
+    ///     Aabb2::new([5.0, 5.0], [6.0, 6.0]),
+    /// ];
+    /// let mut finder = Broadphase::new(Config::default())?;
+    /// let mut pairs = Vec::new();
+    /// finder.find_pairs_unsorted(&boxes, &mut pairs)?;
+    /// assert_eq!(pairs, [[0, 1]]);
+    /// # Ok::<(), broadphase::Error>(())
+    /// ```
+    pub fn find_pairs_unsorted(&mut self, boxes: &[Aabb<D>], out: &mut Vec<[u32; 2]>) -> Result<(), Error> {
+        if crate::par::current_thread_index().is_none() {
+            return crate::par::scope(|_| self.frame_ordered(boxes, out, false));
+        }
+        self.frame_ordered(boxes, out, false)
+    }
+
     /// [`Broadphase::find_pairs`], on the current thread.
     pub(crate) fn frame(&mut self, boxes: &[Aabb<D>], out: &mut Vec<[u32; 2]>) -> Result<(), Error> {
+        self.frame_ordered(boxes, out, true)
+    }
+
+    /// [`Broadphase::find_pairs`] (`sorted`) or [`Broadphase::find_pairs_unsorted`], on the
+    /// current thread.
+    fn frame_ordered(
+        &mut self,
+        boxes: &[Aabb<D>],
+        out: &mut Vec<[u32; 2]>,
+        sorted: bool,
+    ) -> Result<(), Error> {
         out.clear();
         let t0 = Instant::now();
         self.stats = Stats { boxes: boxes.len(), ..Stats::default() };
@@ -285,6 +332,7 @@ impl<const D: usize> Broadphase<D> {
                 &mut self.extra,
                 &self.apart_keys,
                 &mut self.stats,
+                sorted,
                 out,
             )?;
         } else {
@@ -297,6 +345,7 @@ impl<const D: usize> Broadphase<D> {
                 &mut self.extra,
                 &self.apart_keys,
                 &mut self.stats,
+                sorted,
                 out,
             )?;
         }
@@ -362,119 +411,6 @@ impl<const D: usize> Broadphase<D> {
     pub fn config(&self) -> &Config<D> {
         &self.config
     }
-}
-
-/// Stages 2 to 5 (entries, sort, sweep, pairs) for one entry width.
-#[allow(clippy::too_many_arguments)]
-fn run<const D: usize, T: Entry>(
-    cols: &mut Columns<D>,
-    boxes: &[Aabb<D>],
-    config: &Config<D>,
-    entries: &mut Vec<T>,
-    scratch: &mut Vec<T>,
-    extra: &mut Vec<[u32; 2]>,
-    apart: &[u64],
-    stats: &mut Stats,
-    out: &mut Vec<[u32; 2]>,
-) -> Result<(), Error> {
-    let t = Instant::now();
-    cols.write_entries(boxes, config.margin, entries);
-    entries.truncate(cols.entries);
-    stats.entries = entries.len();
-    stats.t_entries = t.elapsed();
-
-    let t = Instant::now();
-    let lay = cols.layout;
-    crate::kernels::radix_sort::sort(entries, scratch, lay.sort_from()..lay.bits());
-    stats.t_sort = t.elapsed();
-
-    let t = Instant::now();
-    cols.gather(boxes, config.margin, entries);
-    // The radix scratch is idle from here on: the sweep keeps pair keys in it first, then
-    // appends them to the output itself (cleared by the caller).
-    let pool: &mut [u64] = bytemuck::cast_slice_mut(&mut scratch[..]);
-    let spill = std::sync::Mutex::new(std::mem::take(out));
-    let budget = PairBudget::new(config.max_pairs);
-    let (counts, mut chunks) =
-        cols.sweep(entries, config.crowded_threshold, config.refine, pool, &spill, &budget, boxes.len());
-    *out = spill.into_inner().unwrap_or_else(|e| e.into_inner());
-    stats.candidates = counts.candidates;
-    stats.exact_tests = counts.exact_tests;
-    stats.crowded_runs = counts.crowded;
-    stats.rdc_splits = counts.rdc_splits;
-    #[cfg(test)]
-    {
-        stats.ranges = counts.ranges;
-    }
-    stats.t_sweep = t.elapsed();
-    // The keys left in the pool count too; past the bound (or short of memory) the call
-    // reports the error with an empty output, its buffers kept for the next call.
-    let in_pool: usize = chunks.iter().map(|c| c.len).sum();
-    budget.take(in_pool + apart.len());
-    if let Err(e) = budget.verdict() {
-        out.clear();
-        return Err(e);
-    }
-
-    // The keys wait in the scratch and the output; they are sorted in the rows and the
-    // entries, idle by then. If those lack room, the scratch's keys join the others in the
-    // output and the scratch is lent too; what all these lack is allocated (and kept).
-    let t = Instant::now();
-    let mut spare = cols.spare_rows();
-    spare.push(bytemuck::cast_slice_mut(&mut entries[..]));
-    // Keys packed in 32 bits (up to 2^21 boxes, `kernels::pair_sort::packed_bits`) take
-    // half a slot.
-    let packed = 1 + crate::kernels::pair_sort::packed_bits(boxes.len()).is_some() as usize;
-    let room: usize = packed * spare.iter().map(|s| s.len()).sum::<usize>();
-    let pool: &mut [[u32; 2]] = bytemuck::cast_slice_mut(&mut scratch[..]);
-    let pool = if out.len() + in_pool + apart.len() > room {
-        if crate::columns::grow(out, in_pool).is_err() {
-            out.clear();
-            return Err(Error::OutOfMemory { pairs: in_pool + out.len() });
-        }
-        for c in chunks.iter_mut() {
-            // The chunk's keys in the pool move to the output's end, and become one of its
-            // blocks.
-            let at = out.len();
-            out.extend_from_slice(&pool[c.start..c.start + c.len]);
-            c.blocks.push((at, c.len));
-            c.len = 0;
-        }
-        spare.push(pool);
-        &[][..]
-    } else {
-        &*pool
-    };
-    // One part a sweep chunk: its slice of the pool and its blocks in the output, with the
-    // counts the chunk made while its keys were in cache. A count pass over the keys here
-    // is not used: it reads them again, from other cores' caches.
-    // PERF: benches/pairs.rs (2D and 3D, all threads).
-    let keys: Vec<Vec<&[[u32; 2]]>> = chunks
-        .iter()
-        .map(|c| {
-            // (No slice where the pool was lent: its keys are blocks of the output.)
-            std::iter::once(pool.get(c.start..c.start + c.len).unwrap_or(&[]))
-                .chain(c.blocks.iter().map(|&(at, len)| &out[at..at + len]))
-                .collect()
-        })
-        .collect();
-    let mut fine: Vec<Vec<u32>> = chunks.into_iter().map(|c| c.hist).collect();
-    // The keys of the pairs found apart (strays) are one part more, counted here.
-    let mut keys = keys;
-    if !apart.is_empty() {
-        let (bits, shift) = crate::kernels::pair_sort::fine_buckets(boxes.len());
-        let mut hist = vec![0u32; 1 << bits];
-        for &k in apart {
-            hist[(k >> shift) as usize] += 1;
-        }
-        keys.push(vec![bytemuck::cast_slice(apart)]);
-        fine.push(hist);
-    }
-    let sorted = crate::kernels::pair_sort::Spilled::scatter(&keys, Some(&fine), boxes.len(), spare, extra);
-    drop(keys);
-    sorted.write(out);
-    stats.t_pairs = t.elapsed();
-    Ok(())
 }
 
 /// Every pair `[i, j]`, `i < j`, of overlapping boxes, sorted ascending, unique.

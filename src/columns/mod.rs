@@ -76,7 +76,7 @@ mod walker;
 pub(crate) use layout::{Entry, Layout};
 use levels::LevelTable;
 
-pub(crate) use sink::grow;
+pub(crate) use sink::{found_order, grow};
 
 use crate::kernels::morton::Quantizer;
 use crate::par::prelude::*;

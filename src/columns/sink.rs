@@ -9,9 +9,12 @@
 //!   at a time, so the lock is taken rarely.
 //! - Allocation: a block a chunk ([`block_keys`]) and the bucket counts; the spill grows by
 //!   an eighth ([`grow`]).
+//! - [`found_order`] reads the keys back in the order the sweep found them, as pairs.
 //! - Source: this crate.
 
-use crate::kernels::pair_sort::PairBudget;
+use crate::kernels::pair_sort::{split, unslot, PairBudget};
+use crate::par::prelude::*;
+use std::mem::MaybeUninit;
 use std::sync::Mutex;
 
 /// Keys a chunk gathers before it appends them to the shared spill under its lock, at
@@ -137,8 +140,16 @@ impl<'a> Sink<'a> {
     pub(super) fn push_masked(&mut self, m: u32, key: impl Fn(usize) -> u64) {
         // Eight free slots: in the buffer, else in the block (flushed if short of them).
         let in_buf = self.len + 8 <= self.buf.len();
-        if !in_buf && self.block.capacity() - self.block.len() < 8 {
-            self.flush();
+        if !in_buf {
+            // The slice's last few slots are given up, so that no later key goes back
+            // into it: its keys come before the blocks' in the order found
+            // ([`found_order`]).
+            if self.len < self.buf.len() {
+                self.buf = &mut std::mem::take(&mut self.buf)[..self.len];
+            }
+            if self.block.capacity() - self.block.len() < 8 {
+                self.flush();
+            }
         }
         let dst = if in_buf {
             self.buf[self.len..].as_mut_ptr()
@@ -187,4 +198,61 @@ impl<'a> Sink<'a> {
         Self::count(&mut self.hist, self.shift, &self.buf[..self.len]);
         ChunkKeys { start, len: self.len, blocks: self.blocks, hist: self.hist }
     }
+}
+
+/// The pairs of the keys the chunks left (`chunks`, their shares of `pool` and their blocks
+/// in `out`), then those of `apart`, in the order found: chunk by chunk, a chunk's keys in
+/// its share then in its blocks, which is the order its walker pushed them. Every run is
+/// walked whole by one chunk, in order, so the sequence is that of the runs, whatever the
+/// chunking (so the thread count). Written to `extra`, which then becomes `out` (the old
+/// output kept as `extra`'s memory for the next call). One parallel pass; no allocation
+/// but `extra`'s growth, which fails as `Err(pairs)`, `out` left as it was.
+pub(crate) fn found_order(
+    chunks: &[ChunkKeys],
+    pool: &[u64],
+    apart: &[u64],
+    out: &mut Vec<[u32; 2]>,
+    extra: &mut Vec<[u32; 2]>,
+) -> Result<(), usize> {
+    /// Keys as they lie: in a share of the pool, or in a block of slots.
+    enum Src<'a> {
+        Keys(&'a [u64]),
+        Slots(&'a [[u32; 2]]),
+    }
+    let srcs: Vec<Src> = chunks
+        .iter()
+        .flat_map(|c| {
+            std::iter::once(Src::Keys(&pool[c.start..c.start + c.len]))
+                .chain(c.blocks.iter().map(|&(at, len)| Src::Slots(&out[at..at + len])))
+        })
+        .chain(std::iter::once(Src::Keys(apart)))
+        .collect();
+    let len = |s: &Src| match s {
+        Src::Keys(k) => k.len(),
+        Src::Slots(k) => k.len(),
+    };
+    let total: usize = srcs.iter().map(len).sum();
+    extra.clear();
+    extra.try_reserve_exact(total).map_err(|_| total)?;
+    let mut rest = &mut extra.spare_capacity_mut()[..total];
+    let mut jobs: Vec<(&Src, &mut [MaybeUninit<[u32; 2]>])> = Vec::with_capacity(srcs.len());
+    for s in &srcs {
+        let (head, tail) = std::mem::take(&mut rest).split_at_mut(len(s));
+        jobs.push((s, head));
+        rest = tail;
+    }
+    jobs.into_par_iter().for_each(|(s, dst)| match s {
+        Src::Keys(k) => dst.iter_mut().zip(k.iter()).for_each(|(d, &k)| {
+            d.write(split(k));
+        }),
+        Src::Slots(k) => dst.iter_mut().zip(k.iter()).for_each(|(d, &k)| {
+            d.write(split(unslot(k)));
+        }),
+    });
+    drop(srcs);
+    // SAFETY: the jobs' slices partition the first `total` spare slots, and each job wrote
+    // every slot of its slice (its source has the slice's length).
+    unsafe { extra.set_len(total) };
+    std::mem::swap(out, extra);
+    Ok(())
 }

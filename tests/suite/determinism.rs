@@ -186,10 +186,30 @@ fn large_scenes_same_for_any_thread_count() {
     fn go<const D: usize>(name: &str, boxes: Vec<Aabb<D>>, pools: &[(usize, rayon::ThreadPool)]) {
         let cells = Config::<D>::default().with_method(Method::Columns);
         let mut baseline: Option<(Vec<[u32; 2]>, Stats)> = None;
+        let mut found: Option<Vec<[u32; 2]>> = None;
         for (t, pool) in pools {
             let mut bp = Broadphase::new(cells).unwrap();
+            // Unsorted, in the order found: the same bytes on every pool (the sweep's chunks
+            // are cut by the thread count), and as a set the sorted pairs.
+            let mut unsorted = Vec::new();
+            pool.install(|| bp.find_pairs_unsorted(&boxes, &mut unsorted)).unwrap();
+            assert!(!unsorted.is_sorted(), "{name}: the columns' pairs came sorted");
+            match &found {
+                None => found = Some(unsorted.clone()),
+                Some(f) => assert!(
+                    unsorted == *f,
+                    "{name}: unsorted, {t} threads vs 1: {}",
+                    first_diff(&unsorted, f)
+                ),
+            }
             let mut out = Vec::new();
             pool.install(|| bp.find_pairs(&boxes, &mut out)).unwrap();
+            unsorted.sort_unstable();
+            assert!(
+                unsorted == out,
+                "{name}: unsorted vs sorted, {t} threads: {}",
+                first_diff(&unsorted, &out)
+            );
             let stats = bp.stats().clone();
             assert!(
                 stats.entries >= 1 << 15,

@@ -1,7 +1,9 @@
 //! Every method against `brute_force_pairs`, in one property test: random and adversarial
 //! scenes in 1D, 2D and 3D, margins positive, zero and negative, the same bytes on pools
 //! of 1, 2, 3, 4, 7 and 16 threads, and `Config::max_pairs` met exactly (one pair under
-//! it is an error that leaves the finder usable). A new method joins through `Method::ALL`.
+//! it is an error that leaves the finder usable); `find_pairs_unsorted` likewise, its
+//! bytes the same on every pool and, once sorted, the brute force's. A new method joins
+//! through `Method::ALL`.
 
 use crate::common;
 
@@ -68,11 +70,24 @@ fn check<const D: usize>(name: &str, boxes: &[Aabb<D>], margin: f32) -> Result<(
     for method in METHODS {
         let config = base.with_method(method);
         let ctx = format!("{name}, D = {D}, n = {}, margin {margin}, {method:?}", boxes.len());
+        let mut found: Option<Vec<[u32; 2]>> = None;
         for (t, pool) in pools() {
             let got = pool
                 .install(|| find_pairs_with(boxes, &config))
                 .map_err(|e| TestCaseError::fail(format!("{ctx}, {t} threads: {e:?}")))?;
             compare(&format!("{ctx}, {t} threads"), boxes, margin, &got, &want)
+                .map_err(TestCaseError::fail)?;
+            // Unsorted: the same bytes on every pool, and once sorted the brute force's.
+            let mut bp = Broadphase::new(config).unwrap();
+            let mut unsorted = vec![[3, 4]];
+            pool.install(|| bp.find_pairs_unsorted(boxes, &mut unsorted))
+                .map_err(|e| TestCaseError::fail(format!("{ctx}, unsorted, {t} threads: {e:?}")))?;
+            match &found {
+                None => found = Some(unsorted.clone()),
+                Some(f) => prop_assert!(&unsorted == f, "{}, unsorted, {} threads vs 1", ctx, t),
+            }
+            unsorted.sort_unstable();
+            compare(&format!("{ctx}, unsorted, {t} threads"), boxes, margin, &unsorted, &want)
                 .map_err(TestCaseError::fail)?;
         }
         let Some(&[_, last]) = want.last() else { continue };

@@ -72,13 +72,13 @@ pub(crate) fn key(a: u32, b: u32) -> u64 {
 /// The key whose bit pattern slot `s` holds (`bytemuck::cast`, as `bytemuck::cast_slice`
 /// puts keys in slots; not the pair `[i, j]`: see [`split`]).
 #[inline(always)]
-fn unslot(s: [u32; 2]) -> u64 {
+pub(crate) fn unslot(s: [u32; 2]) -> u64 {
     bytemuck::cast(s)
 }
 
 /// The pair `[i, j]` of key `k`.
 #[inline(always)]
-fn split(k: u64) -> [u32; 2] {
+pub(crate) fn split(k: u64) -> [u32; 2] {
     [(k >> 32) as u32, k as u32]
 }
 
