@@ -2,7 +2,8 @@
 //! scenes in 1D, 2D and 3D, margins positive, zero and negative, the same bytes on pools
 //! of 1, 2, 3, 4, 7 and 16 threads, and `Config::max_pairs` met exactly (one pair under
 //! it is an error that leaves the finder usable); `find_pairs_unsorted` likewise, its
-//! bytes the same on every pool and, once sorted, the brute force's. A new method joins
+//! bytes the same on every pool and, once sorted, the brute force's, and the bound an
+//! error there too. A new method joins
 //! through `Method::ALL`.
 
 use crate::common;
@@ -96,6 +97,14 @@ fn check<const D: usize>(name: &str, boxes: &[Aabb<D>], margin: f32) -> Result<(
         let mut out = vec![[3, 4]];
         prop_assert_eq!(bp.find_pairs(boxes, &mut out), Err(Error::TooManyPairs { limit }), "{}", ctx);
         prop_assert!(out.is_empty(), "{}: output left after the error", ctx);
+        out.push([3, 4]);
+        prop_assert_eq!(
+            bp.find_pairs_unsorted(boxes, &mut out),
+            Err(Error::TooManyPairs { limit }),
+            "{}",
+            ctx
+        );
+        prop_assert!(out.is_empty(), "{}: output left after the unsorted call's error", ctx);
         let mut fewer = boxes.to_vec();
         fewer.remove(last as usize);
         let want_fewer = brute_force_pairs(&fewer, &base).unwrap();
