@@ -205,8 +205,9 @@ impl<'a> Sink<'a> {
 /// its share then in its blocks, which is the order its walker pushed them. Every run is
 /// walked whole by one chunk, in order, so the sequence is that of the runs, whatever the
 /// chunking (so the thread count). Written to `extra`, which then becomes `out` (the old
-/// output kept as `extra`'s memory for the next call). One parallel pass; no allocation
-/// but `extra`'s growth, which fails as `Err(pairs)`, `out` left as it was.
+/// output kept as `extra`'s memory for the next call). One parallel pass. Allocation:
+/// `extra`'s growth (which fails as `Err(pairs)`, `out` left as it was) and two lists of
+/// one entry a chunk's share or block.
 pub(crate) fn found_order(
     chunks: &[ChunkKeys],
     pool: &[u64],
