@@ -24,8 +24,9 @@ pub enum Refine {
 pub enum Method {
     /// Morton columns, unless a sweep-and-prune along the best axis is expected to test at
     /// most a bound per box (small, sparse or layered scenes: parallel planks, islands),
-    /// which one O(n) pass estimates. The bound is 128 tests a box where sizes vary
-    /// widely, and falls with the number of boxes where they do not. Above it, the
+    /// which one O(n) pass and a sample's own sweep estimate. The bound is 128 tests a
+    /// box where sizes vary widely, 64 where they do not, falling with the number of
+    /// boxes beyond 16k. Above it, the
     /// hierarchical grid where a few far longer boxes lie among boxes of one size, the tree
     /// where long boxes cross each other, the columns elsewhere (`docs/architecture.md`,
     /// "Which algorithm").

@@ -212,7 +212,8 @@ impl<const D: usize> Broadphase<D> {
         }
         // Boxes can lie outside the grid only where the trim narrowed it.
         let narrowed = full != (scan.min, scan.max);
-        let (axis, per_box) = scan.best();
+        let axis = scan.best().0;
+        let (sweep_axis, per_box) = scan.sweep_best();
         // Boxes wholly outside the trimmed bounds are set apart (`pairs_apart`), by the
         // columns and the whole-scene sweep alike.
         let strays_apart = narrowed && !self.nested;
@@ -269,7 +270,7 @@ impl<const D: usize> Broadphase<D> {
                         s,
                         boxes,
                         m,
-                        axis,
+                        sweep_axis,
                         within,
                         &self.apart_keys,
                         &budget,

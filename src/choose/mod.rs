@@ -22,15 +22,15 @@
 //! A whole-scene sweep pays one sort plus a small cost for each box a box tests; the
 //! columns pay more a box up front (plan, entries, radix sort, gather) and test far fewer
 //! candidates in a dense scene. So `Auto` sweeps whole where the expected tests a box
-//! ([`AxisStats::best`]) are at most a bound, [`sweep_max_per_box`], and takes the columns
-//! above it. The bound:
+//! ([`AxisStats::sweep_best`]: from the extents, or from a sample's own sweep where it
+//! expects more, as in clumps) are at most a bound, [`sweep_max_per_box`], and takes the
+//! columns above it. The bound:
 //!
 //! - [`SWEEP_MAX_PER_BOX`] where the sizes spread over more than [`SIZE_SPREAD_MAX`]:
 //!   boxes of many sizes take many levels of columns, which cost more a box.
-//! - Otherwise [`SWEEP_MAX_PER_BOX`] in 2D and half of it in 3D (the columns cut two
-//!   axes there, and win at fewer tests a box), up to [`SWEEP_FULL_BELOW`] live boxes;
-//!   beyond, it falls as `1 / n`, since the sweep's sort and scattered reads cost more a
-//!   box as the scene outgrows the caches and the columns' cost a box grows much less.
+//! - Otherwise half of it, up to [`SWEEP_FULL_BELOW`] live boxes; beyond, it falls as
+//!   `1 / n`, since the sweep's sort and scattered reads cost more a box as the scene
+//!   outgrows the caches and the columns' cost a box grows much less.
 //! - Never under [`SWEEP_MIN_PER_BOX`]: below it neither wins reliably across scene sizes,
 //!   and the sweep is kept.
 //! - In 1D a column is the whole line, so `Auto` always sweeps.
@@ -54,8 +54,8 @@ pub(crate) use trim::TrimSample;
 use crate::config::Method;
 
 /// The most expected tests a box at which `Method::Auto` sweeps a scene whole: the bound
-/// for 2D scenes up to [`SWEEP_FULL_BELOW`] boxes, and for boxes of widely spread sizes at
-/// any count (see [`sweep_max_per_box`] and the module's rule).
+/// for boxes of widely spread sizes at any count; half of it for boxes of one size (see
+/// [`sweep_max_per_box`] and the module's rule).
 pub const SWEEP_MAX_PER_BOX: f64 = 128.0;
 
 /// Scenes up to this many live boxes keep the whole bound of [`sweep_max_per_box`];
@@ -73,16 +73,21 @@ pub(crate) const SIZE_SPREAD_MAX: f64 = 5.0;
 
 /// The most expected tests a box at which `Method::Auto` sweeps a scene of `n` live boxes
 /// whole instead of taking the columns. Where the boxes' sizes spread over more than
-/// [`SIZE_SPREAD_MAX`], [`SWEEP_MAX_PER_BOX`]; otherwise that in 2D and half of it in 3D
-/// up to [`SWEEP_FULL_BELOW`] live boxes, then falling as `1 / n` to [`SWEEP_MIN_PER_BOX`]
-/// (reached at 65,536 boxes in 2D, 32,768 in 3D). Why: the module's rule.
-/// PERF: benches/pairs.rs (uniform, clustered; 10k to 1M), benches/rdc.rs (`sap`).
-pub(crate) fn sweep_max_per_box<const D: usize>(n: usize, size_spread: f64) -> f64 {
+/// [`SIZE_SPREAD_MAX`], [`SWEEP_MAX_PER_BOX`]; otherwise half of it up to
+/// [`SWEEP_FULL_BELOW`] live boxes, then falling as `1 / n` to [`SWEEP_MIN_PER_BOX`]
+/// (reached at 32,768 boxes). Why half for one size, in 2D as in 3D: there the columns
+/// cost 100 to 150 ns a box at 10k boxes (2D, one thread), and the sweep about 25 ns plus
+/// 1.6 to 1.9 ns a test; the two crossed at 60 to 76 tests a box (2D `uniform`: 10k, 60
+/// tests, sweep 0.94 / 0.62 ms against the columns' 1.03 / 0.58 at 1 / 2 threads; 16k,
+/// 76 tests, 1.56 / 1.00 against 1.25 / 0.84; `clustered` 5k, about 80 tests, 1.04 /
+/// 0.74 against 0.84 / 0.51). Widely spread sizes cost the columns many levels: 2D
+/// `varied` at 10k, 93 tests, sweeps in 1.89 / 1.35 ms against their 2.37 / 1.62. The
+/// module's rule says more. PERF: benches/scaling.rs (uniform, clustered, varied).
+pub(crate) fn sweep_max_per_box(n: usize, size_spread: f64) -> f64 {
     if size_spread > SIZE_SPREAD_MAX {
         return SWEEP_MAX_PER_BOX;
     }
-    let base = if D >= 3 { 0.5 * SWEEP_MAX_PER_BOX } else { SWEEP_MAX_PER_BOX };
-    (base * (SWEEP_FULL_BELOW / n as f64).min(1.0)).max(SWEEP_MIN_PER_BOX)
+    (0.5 * SWEEP_MAX_PER_BOX * (SWEEP_FULL_BELOW / n as f64).min(1.0)).max(SWEEP_MIN_PER_BOX)
 }
 
 /// The largest share of strays set apart by the trim ([`AxisStats::cut`]) at which `Auto`
@@ -125,8 +130,9 @@ pub(crate) const TREE_MIN_PER_BOX: f64 = 1024.0;
 pub(crate) const TREE_WASTE: f64 = 8.0;
 
 /// The method that runs for `method` (itself, but for `Auto`) on a scene of these
-/// statistics, `axis` being the sweep axis and `per_box` the whole-scene sweep's expected
-/// tests a box along it; never `Auto`. `strays_apart`: the boxes wholly outside the
+/// statistics, `axis` being the columns' sweep axis ([`AxisStats::best`]) and `per_box`
+/// the whole-scene sweep's expected tests a box along its own ([`AxisStats::sweep_best`]);
+/// never `Auto`. `strays_apart`: the boxes wholly outside the
 /// scan's (trimmed) bounds will be found apart, whatever runs.
 ///
 /// `Auto`: in 1D a column is the whole line, so it sweeps. Otherwise it sweeps where the
@@ -150,7 +156,7 @@ pub(crate) fn choose<const D: usize>(
         Method::Auto => {
             if D < 2
                 || ((strays_apart || scan.cut() <= STRAYS_SWEPT_MAX)
-                    && per_box <= sweep_max_per_box::<D>(scan.count(), scan.size_spread()))
+                    && per_box <= sweep_max_per_box(scan.count(), scan.size_spread()))
             {
                 Method::Sweep
             } else if per_box > TREE_MIN_PER_BOX

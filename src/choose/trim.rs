@@ -51,7 +51,7 @@ pub(crate) struct TrimSample<const D: usize> {
     /// The share of the sample set apart as strays ([`cut_strays`]).
     pub(super) cut: f64,
     /// Per axis: the mean extent without the `out` largest, the sample's cover, its own
-    /// sweep's tests (0 where it covers [`SPARSE_COVER`] or more), its tie share, the
+    /// sweep's tests ([`sweep_tests`]), its tie share, the
     /// `out`-th smallest and largest lower bounds, and the `out`-th largest upper bound.
     pub(super) trimmed: [f64; D],
     pub(super) covered: [f64; D],
@@ -124,18 +124,16 @@ impl<const D: usize> TrimSample<D> {
             let mut ext: Vec<f64> = lo[k].iter().zip(&hi[k]).map(|(&l, &h)| h as f64 - l as f64).collect();
             ext.select_nth_unstable_by(s - 1 - out, f64::total_cmp);
             t.trimmed[k] = ext[..s - out].iter().sum::<f64>() / (s - out) as f64;
-            // The sample's cover and, where it leaves most of the axis empty, its own sweep,
-            // before `lo[k]` is sorted. PERF: the cover is one pass; the own sweep sorts
-            // the sample, so it runs only on axes the cover finds mostly empty.
+            // The sample's cover, before `lo[k]` is sorted (one pass over the pairs).
             t.covered[k] = sample_cover(&lo[k], &hi[k]);
-            if t.covered[k] < SPARSE_COVER {
-                t.tests[k] = sample_tests(&lo[k], &hi[k]);
-            }
-            // Then the ties, which sort `lo[k]` (so its order statistics are at hand).
+            // Then the ties, which sort `lo[k]`, and the sample's own sweep, which sorts
+            // `hi[k]` too: the order statistics are then at hand.
             t.ties[k] = tie_share(&mut lo[k]);
+            sort_total(&mut hi[k]);
+            t.tests[k] = sweep_tests(&lo[k], &hi[k]);
             t.l_lo[k] = lo[k][out] as f64;
             t.l_hi[k] = lo[k][s - 1 - out] as f64;
-            t.u_hi[k] = *hi[k].select_nth_unstable_by(s - 1 - out, f32::total_cmp).1 as f64;
+            t.u_hi[k] = hi[k][s - 1 - out] as f64;
         }
         Some(t)
     }
@@ -226,16 +224,23 @@ pub(super) fn sample_cover(lo: &[f32], hi: &[f32]) -> f64 {
     covered as f64 / COVER_SLABS as f64
 }
 
-/// The pairs of a sample `(lo[i], hi[i])` that a sweep along the axis tests: a box and each
-/// later one whose lower bound lies in its extent, equal lower bounds once.
-pub(super) fn sample_tests(lo: &[f32], hi: &[f32]) -> f64 {
-    let mut order: Vec<(f32, f32)> = lo.iter().copied().zip(hi.iter().copied()).collect();
-    order.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-    let mut tests = 0usize;
-    for (i, &(_, h)) in order.iter().enumerate() {
-        tests += order.partition_point(|c| c.0 <= h).saturating_sub(i + 1);
+/// The pairs of a sample that a sweep along the axis tests (a box and each later one whose
+/// lower bound lies in its extent, equal lower bounds once), from its lower bounds `lo`
+/// and its upper bounds `hi`, each sorted on its own (`sort_total`): the sweep tests, for
+/// the box of rank `i` by lower bound, the boxes whose lower bound is at most its upper
+/// bound but for the `i + 1` up to itself, so the tests are the sum over the boxes of the
+/// lower bounds at most their upper bound, less `s (s + 1) / 2`; a sum that does not
+/// depend on which upper bound goes with which box. One merge of the two sorted lists.
+pub(super) fn sweep_tests(lo: &[f32], hi: &[f32]) -> f64 {
+    let (mut at, mut sum) = (0usize, 0usize);
+    for &h in hi {
+        while at < lo.len() && lo[at].total_cmp(&h).is_le() {
+            at += 1;
+        }
+        sum += at;
     }
-    tests as f64
+    let s = lo.len();
+    sum.saturating_sub(s * (s + 1) / 2) as f64
 }
 
 /// Drops from the sample, axis by axis, the boxes beyond a [`STRAY_GAP`] gap in the lower
