@@ -148,7 +148,7 @@ fn dense_scenes_plan_within_the_memory_cap() {
 
 /// `Method::Auto` sweeps a sparse scene whole only while that is the faster way: the
 /// bound on a sweep's tests a box falls with the number of boxes (a large sparse scene is
-/// faster in the columns) and is lower in 3D, unless the boxes' sizes spread widely (many
+/// faster in the columns), and is higher where the boxes' sizes spread widely (many
 /// levels of columns cost more a box).
 #[test]
 fn auto_sweeps_only_small_sparse_scenes() {
@@ -169,7 +169,9 @@ fn auto_sweeps_only_small_sparse_scenes() {
         }
         stats_of(&boxes, Config::default()).entries > 0
     }
-    assert!(!chose_cells::<2>(8_000, 64.0, false), "2D, 8k boxes at 64 tests a box: swept");
+    assert!(!chose_cells::<2>(8_000, 48.0, false), "2D, 8k boxes at 48 tests a box: swept");
+    assert!(chose_cells::<2>(8_000, 96.0, false), "2D, 8k boxes at 96 tests a box: columns");
+    assert!(!chose_cells::<2>(8_000, 96.0, true), "2D, 8k boxes of spread sizes at 96: swept");
     assert!(chose_cells::<2>(60_000, 64.0, false), "2D, 60k boxes at 64 tests a box: columns");
     assert!(!chose_cells::<2>(60_000, 64.0, true), "2D, 60k boxes of spread sizes at 64: swept");
     assert!(!chose_cells::<2>(60_000, 8.0, false), "2D, 60k boxes at 8 tests a box: swept");
