@@ -136,13 +136,7 @@ impl<const D: usize> Broadphase<D> {
     /// Every pair `[i, j]`, `i < j`, of overlapping boxes, sorted ascending and unique, into
     /// `out` (cleared first). On error `out` is left empty and the finder stays usable.
     pub fn find_pairs(&mut self, boxes: &[Aabb<D>], out: &mut Vec<[u32; 2]>) -> Result<(), Error> {
-        // Called from outside any rayon pool (an engine's main thread), every parallel
-        // stage would be sent to the global pool and waited for on its own; the whole
-        // frame goes there at once instead.
-        if crate::par::current_thread_index().is_none() {
-            return crate::par::scope(|_| self.frame(boxes, out));
-        }
-        self.frame(boxes, out)
+        self.in_pool(boxes, out, true)
     }
 
     /// Every pair `[i, j]`, `i < j`, of overlapping boxes, unique, into `out` (cleared
@@ -170,10 +164,17 @@ impl<const D: usize> Broadphase<D> {
     /// # Ok::<(), broadphase::Error>(())
     /// ```
     pub fn find_pairs_unsorted(&mut self, boxes: &[Aabb<D>], out: &mut Vec<[u32; 2]>) -> Result<(), Error> {
+        self.in_pool(boxes, out, false)
+    }
+
+    /// [`Broadphase::frame_ordered`] inside a rayon pool. Called from outside any pool (an
+    /// engine's main thread), every parallel stage would be sent to the global pool and
+    /// waited for on its own; the whole frame goes there at once instead.
+    fn in_pool(&mut self, boxes: &[Aabb<D>], out: &mut Vec<[u32; 2]>, sorted: bool) -> Result<(), Error> {
         if crate::par::current_thread_index().is_none() {
-            return crate::par::scope(|_| self.frame_ordered(boxes, out, false));
+            return crate::par::scope(|_| self.frame_ordered(boxes, out, sorted));
         }
-        self.frame_ordered(boxes, out, false)
+        self.frame_ordered(boxes, out, sorted)
     }
 
     /// [`Broadphase::find_pairs`], on the current thread.

@@ -59,7 +59,8 @@ pub(super) struct Sink<'a> {
     /// The block's capacity ([`block_keys`]).
     pub(super) cap: usize,
     /// The keys' counts by `key >> shift` (see [`crate::kernels::pair_sort::fine_buckets`]), taken as a
-    /// block goes to the spill and as the sink finishes, while the keys are in cache.
+    /// block goes to the spill and as the sink finishes, while the keys are in cache; empty
+    /// (nothing counted) where the keys will not be sorted.
     pub(super) hist: Vec<u32>,
     pub(super) shift: u32,
     /// Where this sink's blocks went in the spill: `(start, len)`.
@@ -71,7 +72,8 @@ pub(super) struct Sink<'a> {
 }
 
 /// What a sweep chunk's [`Sink`] left: its keys in its share of the pool (the first `len`),
-/// its blocks in the spill, and the counts of all of them by fine bucket.
+/// its blocks in the spill, and the counts of all of them by fine bucket (empty where the
+/// keys were not counted: they will not be sorted).
 pub(crate) struct ChunkKeys {
     pub start: usize,
     pub len: usize,
@@ -80,11 +82,12 @@ pub(crate) struct ChunkKeys {
 }
 
 impl<'a> Sink<'a> {
-    /// `fine`: the bits and shift of the buckets to count keys in.
+    /// `fine`: the bits and shift of the buckets to count keys in; `None`: count nothing
+    /// (the keys will not be sorted).
     pub(super) fn new(
         buf: &'a mut [u64],
         spill: &'a Mutex<Vec<[u32; 2]>>,
-        fine: (u32, u32),
+        fine: Option<(u32, u32)>,
         block: usize,
         budget: &'a PairBudget,
     ) -> Self {
@@ -94,8 +97,8 @@ impl<'a> Sink<'a> {
             spill,
             block: Vec::new(),
             cap: block,
-            hist: vec![0; 1 << fine.0],
-            shift: fine.1,
+            hist: fine.map_or(Vec::new(), |(bits, _)| vec![0; 1 << bits]),
+            shift: fine.map_or(0, |(_, shift)| shift),
             blocks: Vec::new(),
             budget,
             stopped: false,
@@ -104,6 +107,9 @@ impl<'a> Sink<'a> {
 
     #[inline(always)]
     pub(super) fn count(hist: &mut [u32], shift: u32, keys: &[u64]) {
+        if hist.is_empty() {
+            return;
+        }
         for &k in keys {
             hist[(k >> shift) as usize] += 1;
         }

@@ -35,7 +35,10 @@ impl<const D: usize> Columns<D> {
     /// into its share of `pool` (idle memory, e.g. the radix scratch: as many keys as the
     /// chunk has entries times `pool.len() / entries.len()`) and, past that, appends them
     /// to `spill` (their bit patterns, `bytemuck::cast_slice`) a block at a time. Returns
-    /// the counts and, per chunk, the `(start, len)` of the keys it left in `pool`.
+    /// the counts and, per chunk, the `(start, len)` of the keys it left in `pool`. `fine`:
+    /// the buckets (bits, shift) to count the keys in for the pair sort
+    /// ([`fine_buckets`](crate::kernels::pair_sort::fine_buckets)); `None` where they will
+    /// not be sorted.
     #[allow(clippy::too_many_arguments)]
     pub fn sweep<T: Entry>(
         &self,
@@ -45,7 +48,7 @@ impl<const D: usize> Columns<D> {
         pool: &mut [u64],
         spill: &Mutex<Vec<[u32; 2]>>,
         budget: &PairBudget,
-        n_ids: usize,
+        fine: Option<(u32, u32)>,
     ) -> (SweepCounts, Vec<ChunkKeys>) {
         let n = entries.len();
         let lay = self.layout;
@@ -79,7 +82,6 @@ impl<const D: usize> Columns<D> {
             starts.push(start);
             start += (bounds[c + 1].max(bounds[c]) - bounds[c]) * per;
         }
-        let fine = crate::kernels::pair_sort::fine_buckets(n_ids);
         let res: Vec<(SweepCounts, ChunkKeys)> = shares
             .into_par_iter()
             .enumerate()

@@ -39,7 +39,7 @@ fn sink_keeps_every_key() {
         let mut buf = vec![0u64; slots];
         let spill = Mutex::new(vec![[5u32, 5]; before]);
         let budget = PairBudget::new(None);
-        let mut sink = Sink::new(&mut buf, &spill, (2, 62), SPILL_BLOCK, &budget);
+        let mut sink = Sink::new(&mut buf, &spill, Some((2, 62)), SPILL_BLOCK, &budget);
         let want: Vec<u64> = (0..n as u64).map(|k| k * 7 + case as u64).collect();
         for &k in &want {
             sink.push(k);

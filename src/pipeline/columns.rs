@@ -47,8 +47,10 @@ pub(super) fn run<const D: usize, T: Entry>(
     let pool: &mut [u64] = bytemuck::cast_slice_mut(&mut scratch[..]);
     let spill = std::sync::Mutex::new(std::mem::take(out));
     let budget = PairBudget::new(config.max_pairs);
+    // The unsorted output reads the keys in the order found: no counts for the pair sort.
+    let fine = sorted.then(|| crate::kernels::pair_sort::fine_buckets(boxes.len()));
     let (counts, mut chunks) =
-        cols.sweep(entries, config.crowded_threshold, config.refine, pool, &spill, &budget, boxes.len());
+        cols.sweep(entries, config.crowded_threshold, config.refine, pool, &spill, &budget, fine);
     *out = spill.into_inner().unwrap_or_else(|e| e.into_inner());
     stats.candidates = counts.candidates;
     stats.exact_tests = counts.exact_tests;
