@@ -56,6 +56,8 @@ pub struct Sorted<const D: usize> {
     keys: Vec<u64>,
     scratch: Vec<u64>,
     staging: Vec<(Aabb<D>, u32)>,
+    /// The whole-scene sweep's pair keys, a chunk each ([`sweep_into`]), kept between calls.
+    parts: Vec<Vec<u64>>,
 }
 
 impl<const D: usize> Default for Sorted<D> {
@@ -68,6 +70,7 @@ impl<const D: usize> Default for Sorted<D> {
             keys: Vec::new(),
             scratch: Vec::new(),
             staging: Vec::new(),
+            parts: Vec::new(),
         }
     }
 }
@@ -132,7 +135,14 @@ impl<const D: usize> Sorted<D> {
         self.set_axis(axis);
         let ax = self.axis;
         // Keys: flipped lower bound on the sweep axis, then the box index (ties in push
-        // order, as `sort` orders them).
+        // order, as `sort` orders them). In parallel, a box left out (inverted, or outside
+        // `within`) gets `LEFT_OUT`, which sorts after every box's key, and the sorted
+        // keys end where those begin. PERF: there a key a box, kept or not, is written in
+        // place by an indexed parallel extend, where a filtered one collects parts in
+        // fresh memory and moves them (benches/pairs.rs, `parked:50:1e9`, 3D 100k: the
+        // strays' sweep); on one thread the filter is kept (2D `parked:50:1e9` at 10k,
+        // where half the keys would be left out and sorted).
+        const LEFT_OUT: u64 = u64::MAX;
         self.keys.clear();
         let key = |(i, b): (usize, &Aabb<D>)| {
             let g = b.grown(margin);
@@ -142,10 +152,13 @@ impl<const D: usize> Sorted<D> {
         if boxes.len() < FILL_PAR_MIN {
             self.keys.extend(boxes.iter().enumerate().filter_map(key));
         } else {
-            self.keys.par_extend(boxes.par_iter().enumerate().filter_map(key));
+            self.keys.par_extend(boxes.par_iter().enumerate().map(|ib| key(ib).unwrap_or(LEFT_OUT)));
         }
         crate::kernels::radix_sort::sort(&mut self.keys, &mut self.scratch, 32..64);
-        let n = self.keys.len();
+        // A live box's key is below `LEFT_OUT`: `flip` of a finite bound is under
+        // `flip(inf)` = 0xff80_0000 in the high half.
+        let n = self.keys.partition_point(|&k| k != LEFT_OUT);
+        self.keys.truncate(n);
         for k in 0..D {
             crate::kernels::par::grow_to(&mut self.lo[k], n);
             crate::kernels::par::grow_to(&mut self.hi[k], n);
@@ -296,8 +309,7 @@ pub fn complete<const D: usize>(
     tests
 }
 
-/// Boxes from which [`Sorted::fill`] makes its keys in parallel (rayon's collection of a
-/// filtered iterator costs more than it saves below).
+/// Boxes from which [`Sorted::fill`] makes its keys in parallel.
 const FILL_PAR_MIN: usize = 1 << 15;
 
 /// All overlapping pairs `(i in a, j in b)`, each once. Returns the boxes tested.
@@ -342,30 +354,44 @@ pub(crate) fn sweep_into<const D: usize>(
     // Four chunks a thread, of 512 to 4096 boxes: at 10k boxes a fixed 4096 a chunk would
     // leave 3 jobs for any number of threads.
     let chunk = (n / (4 * crate::par::current_num_threads())).clamp(512, 4096);
-    let s = &*s;
-    let (parts, tests): (Vec<Vec<u64>>, Vec<usize>) = (0..n.div_ceil(chunk))
-        .into_par_iter()
-        .map(|c| {
-            let mut part = Vec::new();
-            let tests = crate::kernels::simd::fast(
+    // Each chunk's keys go to a buffer of its own, kept in `s` for the next call.
+    let mut kept = std::mem::take(&mut s.parts);
+    if kept.len() < n.div_ceil(chunk) {
+        kept.resize_with(n.div_ceil(chunk), Vec::new);
+    }
+    let parts = &mut kept[..n.div_ceil(chunk)];
+    let sorted = &*s;
+    let tests: Vec<usize> = parts
+        .par_iter_mut()
+        .enumerate()
+        .map(|(c, part)| {
+            crate::kernels::simd::fast(
                 #[inline(always)]
-                || sweep_chunk(s, c * chunk..((c + 1) * chunk).min(n), budget, &mut part),
-            );
-            (part, tests)
+                || sweep_chunk(sorted, c * chunk..((c + 1) * chunk).min(n), budget, part),
+            )
         })
-        .unzip();
+        .collect();
+    let tested = tests.iter().sum();
+    finish(parts, apart, boxes.len(), budget, out);
+    s.parts = kept;
+    tested
+}
+
+/// The sorted, unique pairs of the chunks' keys `parts` and the keys found `apart`, into
+/// `out`, unless the budget has stopped the call or the output cannot grow (the budget
+/// then says so).
+fn finish(parts: &[Vec<u64>], apart: &[u64], n_ids: usize, budget: &PairBudget, out: &mut Vec<[u32; 2]>) {
     if budget.stopped() {
-        return tests.iter().sum();
+        return;
     }
     let total: usize = parts.iter().map(|p| p.len()).sum::<usize>() + apart.len();
     if out.try_reserve_exact(total.saturating_sub(out.len())).is_err() {
         budget.out_of_memory();
-        return tests.iter().sum();
+        return;
     }
     let parts: Vec<Vec<&[[u32; 2]]>> =
         parts.iter().map(|p| p.as_slice()).chain([apart]).map(|p| vec![bytemuck::cast_slice(p)]).collect();
-    crate::kernels::pair_sort::finish_into(&parts, boxes.len(), out);
-    tests.iter().sum()
+    crate::kernels::pair_sort::finish_into(&parts, n_ids, out);
 }
 
 /// The pair keys of sweep rows `rows` into `part` (cleared first: a caller's kept buffer

@@ -127,7 +127,15 @@ impl<const D: usize> Columns<D> {
         let level_out = SendPtr(self.level.as_mut_ptr());
         let count_out = SendPtr(self.count.as_mut_ptr());
         let chunk = chunk_len(n);
-        let pass = |model: &LevelModel, table: &LevelTable| -> Vec<(u32, u32, usize)> {
+        // Boxes wholly outside the grid (strays the trim left out: objects parked far
+        // away) get no entries where `split_strays` is set: clamped onto the grid's border
+        // they would crowd its border columns. The pipeline finds their pairs apart, with
+        // the boxes that cross the grid's border (`Columns::strays`). They are told apart
+        // in the level pass, before the level model: a parked half of the scene would
+        // otherwise cost the model as much as the bulk. PERF: benches/pairs.rs
+        // (`parked:50:1e9`).
+        let grid = Aabb { min: bounds.min, max: grid_hi };
+        let pass = |model: &LevelModel, table: &LevelTable| -> Vec<(u32, u32, usize, Strays)> {
             boxes
                 .par_chunks(chunk)
                 .enumerate()
@@ -136,12 +144,19 @@ impl<const D: usize> Columns<D> {
                         #[inline(always)]
                         || {
                             let (mut l_min, mut l_max, mut cells) = (u32::MAX, 0, 0usize);
+                            let mut st = Strays::default();
                             for (j, b) in part.iter().enumerate() {
                                 let i = ci * chunk + j;
                                 let g = b.grown(m);
                                 let (l, count) = if g.is_inverted() {
                                     (0, 0)
+                                } else if split_strays && !g.overlaps(&grid) {
+                                    st.far.push(i as u32);
+                                    (0, 0)
                                 } else {
+                                    if split_strays && !grid.contains(&g) {
+                                        st.crossing.push(i as u32);
+                                    }
                                     let qlo = cols.map(|k| quant.coord(k, g.min[k]));
                                     let qhi = cols.map(|k| quant.coord(k, g.max[k]));
                                     let (l, count) = table.choose(model, qlo, qhi);
@@ -157,7 +172,7 @@ impl<const D: usize> Columns<D> {
                                 }
                                 cells += count as usize;
                             }
-                            (l_min, l_max, cells)
+                            (l_min, l_max, cells, st)
                         },
                     )
                 })
@@ -188,58 +203,15 @@ impl<const D: usize> Columns<D> {
             parts = pass(&LevelModel::new(c, bits, b, lambda * shrink, world), &table);
         }
         self.levels = table;
-        // Boxes wholly outside the grid (strays the trim left out: objects parked far away)
-        // lose their entries where `split_strays` is set: clamped onto the grid's border they
-        // would crowd its border columns. The pipeline finds their pairs apart, with the
-        // boxes that cross the grid's border (`Columns::strays`). A pass of its own, so
-        // that the plan's loop stays as tight where nothing lies outside (the common case).
         self.strays.far.clear();
         self.strays.crossing.clear();
-        if split_strays {
-            let grid = Aabb { min: bounds.min, max: grid_hi };
-            let count_out = SendPtr(self.count.as_mut_ptr());
-            let level = &self.level;
-            let found: Vec<(usize, Strays, (u32, u32))> = boxes
-                .par_chunks(chunk)
-                .enumerate()
-                .map(|(ci, part)| {
-                    let (mut gone, mut st) = (0usize, Strays::default());
-                    let (mut l_min, mut l_max) = (u32::MAX, 0);
-                    for (j, b) in part.iter().enumerate() {
-                        let (i, g) = (ci * chunk + j, b.grown(m));
-                        if g.is_inverted() {
-                            continue;
-                        }
-                        if !g.overlaps(&grid) {
-                            st.far.push(i as u32);
-                            // SAFETY: `i < n` (`count` has length n) lies in this chunk
-                            // alone, so no other task reads or writes it.
-                            gone += unsafe { count_out.0.add(i).read() } as usize;
-                            // SAFETY: as above.
-                            unsafe { count_out.put(i, 0) };
-                            continue;
-                        }
-                        if !grid.contains(&g) {
-                            st.crossing.push(i as u32);
-                        }
-                        let l = level[i] as u32;
-                        (l_min, l_max) = (l_min.min(l), l_max.max(l));
-                    }
-                    (gone, st, (l_min, l_max))
-                })
-                .collect();
-            // The layout's levels are those of the boxes that keep their entries: clamped
-            // onto the border, a far box takes the finest level, and would widen every key.
-            for (p, (gone, st, levels)) in parts.iter_mut().zip(found) {
-                (p.0, p.1) = levels;
-                p.2 -= gone;
-                self.strays.far.extend_from_slice(&st.far);
-                self.strays.crossing.extend_from_slice(&st.crossing);
-            }
+        for p in &parts {
+            self.strays.far.extend_from_slice(&p.3.far);
+            self.strays.crossing.extend_from_slice(&p.3.crossing);
         }
         let (mut l_min, mut l_max, mut cells) = (u32::MAX, 0, 0);
         self.chunk_entries.clear();
-        for &(a, b, k) in &parts {
+        for &(a, b, k, _) in &parts {
             l_min = l_min.min(a);
             l_max = l_max.max(b);
             cells += k;
