@@ -18,8 +18,9 @@
 //! - Parallel: [`Sorted::fill`] and [`sweep_into`] over chunks of the sweep's outer index;
 //!   the pair sort makes the output independent of the chunking. [`scan`], [`complete`]
 //!   and [`bipartite`] are the sequential kernels.
-//! - Allocation: the sorted structure-of-arrays copy and its sort keys (owned by
-//!   [`Sorted`], reused after `clear`), per-chunk pair keys and the output.
+//! - Allocation: the sorted structure-of-arrays copy, its sort keys and the whole-scene
+//!   sweep's per-chunk pair keys (owned by [`Sorted`], reused after `clear`), a count a
+//!   chunk, and the output.
 //! - Source: P. Terdiman, "Box pruning" and "Box pruning revisited": one-axis sort and
 //!   SIMD tests.
 

@@ -29,7 +29,7 @@ pub(crate) struct AxisStats<const D: usize> {
     pub(super) ties: [f64; D],
     /// Expected tests per box of a whole-scene sweep along each axis, from the sample's own
     /// sweep (set by [`AxisStats::trim`] on axes the sample covers under
-    /// [`SPARSE_COVER`](super::trim::SPARSE_COVER) of; 0 elsewhere): unlike `density`, it
+    /// [`SPARSE_COVER`] of; 0 elsewhere): unlike `density`, it
     /// sees boxes gathered in a few far-apart places.
     pub(super) local: [f64; D],
     /// Expected tests per bulk box of a whole-scene sweep along each axis, from the
