@@ -19,8 +19,8 @@
 //!   the pair sort makes the output independent of the chunking. [`scan`], [`complete`]
 //!   and [`bipartite`] are the sequential kernels.
 //! - Allocation: the sorted structure-of-arrays copy, its sort keys and the whole-scene
-//!   sweep's per-chunk pair keys (owned by [`Sorted`], reused after `clear`), a count a
-//!   chunk, and the output.
+//!   sweep's per-chunk pair keys (owned by [`Sorted`], reused after `clear`), a list of
+//!   one entry a chunk for the pair sort, and the output.
 //! - Source: P. Terdiman, "Box pruning" and "Box pruning revisited": one-axis sort and
 //!   SIMD tests.
 
@@ -362,7 +362,7 @@ pub(crate) fn sweep_into<const D: usize>(
     }
     let parts = &mut kept[..n.div_ceil(chunk)];
     let sorted = &*s;
-    let tests: Vec<usize> = parts
+    let tested: usize = parts
         .par_iter_mut()
         .enumerate()
         .map(|(c, part)| {
@@ -371,8 +371,7 @@ pub(crate) fn sweep_into<const D: usize>(
                 || sweep_chunk(sorted, c * chunk..((c + 1) * chunk).min(n), budget, part),
             )
         })
-        .collect();
-    let tested = tests.iter().sum();
+        .sum();
     finish(parts, apart, boxes.len(), budget, out);
     s.parts = kept;
     tested

@@ -75,9 +75,8 @@ pub(crate) const SIZE_SPREAD_MAX: f64 = 5.0;
 /// whole instead of taking the columns. Where the boxes' sizes spread over more than
 /// [`SIZE_SPREAD_MAX`], [`SWEEP_MAX_PER_BOX`]; otherwise half of it up to
 /// [`SWEEP_FULL_BELOW`] live boxes, then falling as `1 / n` to [`SWEEP_MIN_PER_BOX`]
-/// (reached at 32,768 boxes). Why half for one size, in 2D as in 3D: there the columns
-/// cost 100 to 150 ns a box at 10k boxes (2D, one thread), and the sweep about 25 ns plus
-/// 1.6 to 1.9 ns a test; the two crossed at 60 to 76 tests a box (2D `uniform`: 10k, 60
+/// (reached at 32,768 boxes). Why half for one size, in 2D as in 3D: measured with the
+/// sample's test count, the two crossed at 60 to 76 tests a box (2D `uniform`: 10k, 60
 /// tests, sweep 0.94 / 0.62 ms against the columns' 1.03 / 0.58 at 1 / 2 threads; 16k,
 /// 76 tests, 1.56 / 1.00 against 1.25 / 0.84; `clustered` 5k, about 80 tests, 1.04 /
 /// 0.74 against 0.84 / 0.51). Widely spread sizes cost the columns many levels: 2D
