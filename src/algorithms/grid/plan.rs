@@ -177,6 +177,11 @@ pub(super) struct Level<const D: usize> {
     /// The levels whose tables this level's boxes look through, a bit each: its own
     /// always (forward only), and of every other pair of levels exactly one side.
     pub looks: u32,
+    /// The cost model's expected candidate tests a box of the level (its own look and
+    /// those through the levels it looks through), at least 1: weighs its rows when the
+    /// looks are cut into chunks, so that a few long boxes looking through many rows
+    /// get chunks of their own.
+    pub work: f64,
 }
 
 impl<const D: usize> Level<D> {
@@ -190,6 +195,7 @@ impl<const D: usize> Level<D> {
         hashed: false,
         stride: [0; D],
         looks: 0,
+        work: 0.0,
     };
 
     /// The first slot of the row of cell `c` (axes `1..D`): its cell 0's slot, dense, or
@@ -526,7 +532,7 @@ pub(super) fn levels<const D: usize>(
                 stride[k] = stride[k - 1] * quant.g[k - 1] as u64;
             }
         }
-        *lv = Level { count, first, reach, quant, slots, offset, hashed, stride, looks: 1 << l };
+        *lv = Level { count, first, reach, quant, slots, offset, hashed, stride, looks: 1 << l, work: 1.0 };
         first += count;
         offset += slots;
     }
@@ -544,6 +550,14 @@ pub(super) fn levels<const D: usize>(
                 out[b].looks |= 1 << a;
             }
         }
+    }
+    for l in (0..LEVELS).filter(|&l| sizes[l].n > 0.0) {
+        let mut w = look(&sizes[l], &sizes[l], sides[l], span, true);
+        for m in (0..LEVELS).filter(|&m| m != l && out[l].looks >> m & 1 == 1) {
+            w += look(&sizes[l], &sizes[m], sides[m], span, false);
+        }
+        let w = w / sizes[l].n;
+        out[l].work = if w.is_finite() { w.clamp(1.0, 1e12) } else { 1e12 };
     }
     offset
 }

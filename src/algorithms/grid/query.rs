@@ -24,7 +24,7 @@
 //!   list of runs.
 //! - Source: this crate; the eight-lane test is the sweep's (`algorithms::sap`).
 
-use super::plan::Level;
+use super::plan::{Level, LEVELS};
 use super::Grid;
 use crate::algorithms::sap::overlap_mask8;
 use crate::kernels::pair_sort::PairBudget;
@@ -54,18 +54,75 @@ impl Sink {
     }
 }
 
+/// The looks' chunks of rows: each level's rows cut into runs of about equal expected
+/// work ([`Level::work`] plus [`ROW_WORK`] a row), [`CHUNKS_A_THREAD`] chunks a thread
+/// over all levels (so that idle threads have chunks to steal where the estimate errs),
+/// but no less than [`CHUNK_WORK`] a chunk (or one row), [`CHUNK_MAX`] rows at most; a
+/// chunk never spans two levels. The cut depends on the thread count only
+/// through how many chunks there are; the pairs are sorted after.
+struct Chunks {
+    /// Rows a chunk on each level, and the chunks up to and including each level.
+    len: [usize; LEVELS],
+    ends: [usize; LEVELS],
+}
+
+impl Chunks {
+    fn new<const D: usize>(levels: &[Level<D>; LEVELS]) -> Self {
+        let total: f64 = levels.iter().map(|l| l.count as f64 * (l.work + ROW_WORK)).sum();
+        let target = (total / (CHUNKS_A_THREAD * crate::par::current_num_threads()) as f64).max(CHUNK_WORK);
+        let (mut len, mut ends, mut at) = ([1; LEVELS], [0; LEVELS], 0);
+        for (l, lv) in levels.iter().enumerate() {
+            if lv.count > 0 {
+                // `as` saturates; `target` is finite (every work is at most 1e12).
+                len[l] = ((target / (lv.work + ROW_WORK)) as usize).clamp(1, CHUNK_MAX);
+                at += lv.count.div_ceil(len[l]);
+            }
+            ends[l] = at;
+        }
+        Chunks { len, ends }
+    }
+
+    fn count(&self) -> usize {
+        self.ends[LEVELS - 1]
+    }
+
+    /// The rows of chunk `c < count()`.
+    fn rows<const D: usize>(&self, levels: &[Level<D>; LEVELS], c: usize) -> std::ops::Range<usize> {
+        let l = self.ends.partition_point(|&e| e <= c);
+        let lv = &levels[l];
+        let k = c - if l == 0 { 0 } else { self.ends[l - 1] };
+        let start = lv.first + k * self.len[l];
+        start..(start + self.len[l]).min(lv.first + lv.count)
+    }
+}
+
+/// A row's own cost in candidate tests: its windows' cells and their table reads, about
+/// 35 ns against 1.7 ns a test (2D `mixed`, 10k boxes: 4096 rows of small boxes at 4.7
+/// tests a row took 232 us, 156 rows of long ones at 213 a row 150 us).
+/// PERF: benches/scaling.rs (mixed).
+const ROW_WORK: f64 = 16.0;
+
+/// Chunks of the looks a thread.
+const CHUNKS_A_THREAD: usize = 8;
+
+/// The most rows a chunk of the looks takes.
+const CHUNK_MAX: usize = 4096;
+
+/// The least expected candidate tests a chunk of the looks takes (a row more where one
+/// row expects more): a few microseconds of work a task.
+const CHUNK_WORK: f64 = 4096.0;
+
 impl<const D: usize> Grid<D> {
     /// Every overlapping pair of the last build into `out` (cleared first; `n_ids` boxes
     /// in all), under `budget`. Returns the candidates tested.
     pub(crate) fn pairs_into(&self, n_ids: usize, budget: &PairBudget, out: &mut Vec<[u32; 2]>) -> usize {
-        let n = self.rows;
-        let chunk = (n / (4 * crate::par::current_num_threads())).clamp(256, 4096);
-        let (parts, tests): (Vec<Vec<u64>>, Vec<usize>) = (0..n.div_ceil(chunk))
+        let chunks = Chunks::new(&self.levels);
+        let (parts, tests): (Vec<Vec<u64>>, Vec<usize>) = (0..chunks.count())
             .into_par_iter()
             .map(|c| {
                 crate::kernels::simd::fast(
                     #[inline(always)]
-                    || self.look_chunk(c * chunk..((c + 1) * chunk).min(n), budget),
+                    || self.look_chunk(chunks.rows(&self.levels, c), budget),
                 )
             })
             .unzip();
