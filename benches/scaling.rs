@@ -28,6 +28,7 @@
 //! | `BP_PEERS`          | `parry3d,broccoli,broccoli_par,rstar`    | peers by name, or `none`                     |
 //! | `BP_MEASURE`        | `0.3` (full: `2`)                        | criterion measurement time, seconds          |
 //! | `BP_WARMUP`         | `0.1` (full: `0.5`)                      | criterion warm-up time, seconds              |
+//! | `BP_PASSES`         | `10`                                     | passes over a scene and size's functions, each with a share of the two times above |
 //! | `BP_BUDGET`         | `0.25`                                   | seconds a call: a method or peer over it at its fewest threads is skipped at the larger sizes |
 //! | `BP_CHECK_N`        | `3000`                                   | size of the correctness check's scenes (`0`: no check) |
 //! | `BP_MACHINE`        | the host name, else `unnamed`            | the machine: names the CSV and the plots     |
@@ -40,20 +41,33 @@
 //! sorted, deduplicated); it panics if not. At each timed size, every method and peer runs
 //! once untimed and must give the same number of pairs as `Method::Auto`.
 //!
-//! Criterion groups are `scaling/{d}d/{scene}/{n}`, functions `{method}/t{threads}` (a
-//! reused `Broadphase` and output, called inside the pool) and `{peer}/t{threads}`: the
+//! Criterion groups are `scaling/{d}d/{scene}/{n}` (the first pass) and
+//! `scaling/{d}d/{scene}/{n}/pass{k}`, functions `{method}/t{threads}` (a reused
+//! `Broadphase` and output, called inside the pool) and `{peer}/t{threads}`: the
 //! single-threaded peers (parry3d, broccoli, rstar) once, at `t1`; broccoli_par in every
 //! pool. The peers' adapters and what their times include: `benches/common/peers.rs`. A
 //! method whose table line in `benches/common/methods.rs` caps `n` is skipped above it, and
-//! a method or peer whose median at its fewest threads took over `BP_BUDGET` is skipped at
+//! a method or peer whose time at its fewest threads was over `BP_BUDGET` is skipped at
 //! the larger sizes of that dimension and scene; each skip is printed.
 //!
-//! The times are criterion's own samples, recorded in the timed closure: the median over
-//! the samples of the time a call (criterion's median point estimate). They are written
-//! only under `cargo bench` (its `--bench` argument), not in criterion's test or list
-//! modes, and only for the functions criterion's filter let run; the CSV keeps its other
-//! rows, so a run of a subset replaces only its own rows. Cost: a function takes about
-//! `BP_WARMUP + BP_MEASURE` seconds, or ten calls where a call takes longer.
+//! The times are criterion's own samples (flat sampling: the same number of calls in
+//! each), recorded in the timed closure. At each scene and size every function is timed in
+//! up to `BP_PASSES` passes, each with that share of `BP_WARMUP` and `BP_MEASURE`, every
+//! pass in the reverse order of the one before; a function's time is the median over all
+//! its passes' samples of the mean time a call. The machine is shared: the same calls of
+//! one process, timed back to back, ran at 2.1 and at 2.9 ms in spells of a tenth of a
+//! second to seconds, so a third of a second of one function reads one spell, and two
+//! methods timed seconds apart read different ones. In short passes every function is
+//! sampled all through the scene's timing, beside the methods it is compared with (two
+//! instances of the sweep and two of `Auto` running it, called in turn, at 2 threads, had
+//! medians of 0.91 to 0.92 ms a call). A pass takes ten calls at least; a function takes
+//! another pass while ten calls a pass, over all its passes, fit in three times
+//! `BP_MEASURE`. The times are written only under `cargo bench` (its `--bench` argument),
+//! not in criterion's test or list modes, and only for the functions criterion's filter
+//! let run; the CSV keeps its other rows, so a run of a subset replaces only its own rows.
+//! Cost: a function takes about `BP_WARMUP + BP_MEASURE` seconds where ten calls fit in a
+//! pass's share, up to three times `BP_MEASURE` where they do not, and one pass of ten
+//! calls where two passes' would outlast that.
 //! Threads: each thread count in a pool of its own, built once.
 
 use std::collections::HashMap;
@@ -63,7 +77,7 @@ use std::time::Duration;
 
 use broadphase::{brute_force_pairs, Broadphase, Config, Method};
 use criterion::measurement::WallTime;
-use criterion::{BenchmarkGroup, Criterion, Throughput};
+use criterion::{BenchmarkGroup, Criterion, SamplingMode, Throughput};
 
 #[path = "common/env.rs"]
 mod env;
@@ -85,6 +99,9 @@ mod report;
 const SEED: u64 = 1;
 /// Criterion's samples a function.
 const SAMPLES: usize = 10;
+/// How many times `BP_MEASURE` the passes of a function whose ten calls a pass outlast
+/// its share may take: up to three passes at 30 ms a call, at the default.
+const SLOW_SHARE: f64 = 3.0;
 const SCENES: &str = "uniform,varied,clustered,mixed,tiles,terrain,sticks,parked:10:1e9";
 
 struct Opts {
@@ -95,6 +112,7 @@ struct Opts {
     methods: Vec<String>,
     peers: Vec<Peer>,
     measure: Duration,
+    passes: usize,
     warm_up: Duration,
     budget: f64,
     check_n: usize,
@@ -169,6 +187,7 @@ impl Opts {
             methods,
             peers,
             measure: env_secs("BP_MEASURE", if full { 2.0 } else { 0.3 }),
+            passes: env_num("BP_PASSES", 10).max(1),
             warm_up: env_secs("BP_WARMUP", if full { 0.5 } else { 0.1 }),
             budget: env::env_f64("BP_BUDGET", 0.25),
             check_n: env_num("BP_CHECK_N", 3000),
@@ -268,14 +287,14 @@ fn check<const D: usize>(opts: &Opts, pools: &[(usize, rayon::ThreadPool)]) -> b
 // Measurement.
 
 /// Runs `routine(iters)` (returning the time of `iters` calls) as criterion function `name`
-/// and returns the median over criterion's samples of the time a call, in seconds; `None`
-/// where criterion's filter left the function out. Criterion calls the routine for its
-/// warm-up first and then once a sample, so the samples are the last calls.
+/// and returns criterion's samples, each the mean time of a call over the sample's calls,
+/// in seconds (empty where criterion's filter left the function out). Criterion calls the
+/// routine for its warm-up first and then once a sample, so the samples are the last calls.
 fn measure(
     g: &mut BenchmarkGroup<'_, WallTime>,
     name: &str,
     mut routine: impl FnMut(u64) -> Duration,
-) -> Option<f64> {
+) -> Vec<f64> {
     let mut calls: Vec<f64> = Vec::new();
     g.bench_function(name, |b| {
         b.iter_custom(|iters| {
@@ -284,16 +303,95 @@ fn measure(
             t
         })
     });
-    let mut samples = calls.split_off(calls.len().saturating_sub(SAMPLES));
-    if samples.is_empty() {
-        return None;
+    calls.split_off(calls.len().saturating_sub(SAMPLES))
+}
+
+/// The median of `v` (`NaN` where empty).
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
     }
-    samples.sort_by(f64::total_cmp);
-    let m = samples.len() / 2;
-    Some(if samples.len().is_multiple_of(2) { (samples[m - 1] + samples[m]) / 2.0 } else { samples[m] })
+    v.sort_by(f64::total_cmp);
+    let m = v.len() / 2;
+    if v.len().is_multiple_of(2) {
+        (v[m - 1] + v[m]) / 2.0
+    } else {
+        v[m]
+    }
+}
+
+/// What a method or peer keeps from call to call at one scene and size: a reused
+/// `Broadphase` and output (and whether it sorts), or the peer's converted input.
+enum State<const D: usize> {
+    Ours(Broadphase<D>, Pairs, bool),
+    Peer(PeerRun<D>),
+}
+
+/// One method or peer set up at one scene and size.
+struct Slot<const D: usize> {
+    name: &'static str,
+    state: State<D>,
+    pairs: usize,
+    /// The method that ran (`Auto`'s choice), empty for a peer.
+    ran: &'static str,
+    /// The pools it runs in, by index into the pools: all of them, or the first for a
+    /// single-threaded peer.
+    pools: usize,
+}
+
+impl<const D: usize> Slot<D> {
+    /// Sets `who` up on `boxes` and runs it once on `pool`; its pairs must number `want`.
+    fn new(
+        who: Who,
+        boxes: &[broadphase::Aabb<D>],
+        pool: &rayon::ThreadPool,
+        want: usize,
+        group: &str,
+        all: usize,
+    ) -> Self {
+        let name = who.name();
+        let (state, pairs, ran, pools) = match who {
+            Who::Ours(_, method, sorted) => {
+                let mut bp = Broadphase::<D>::new(Config::default().with_method(method)).unwrap();
+                let mut out: Pairs = Vec::new();
+                pool.install(|| find(&mut bp, sorted, boxes, &mut out)).expect("broadphase");
+                let (pairs, ran) = (out.len(), bp.stats().method.name());
+                (State::Ours(bp, out, sorted), pairs, ran, all)
+            }
+            Who::Peer(peer) => {
+                let mut run = PeerRun::new(peer, boxes);
+                let (got, _) = normalise(run.pairs(pool));
+                (State::Peer(run), got.len(), "", if peer.parallel() { all } else { 1 })
+            }
+        };
+        assert_eq!(pairs, want, "{group}: {name} found another number of pairs than auto");
+        Slot { name, state, pairs, ran, pools }
+    }
+
+    /// The time of `iters` calls on `pool`.
+    fn time(&mut self, iters: u64, boxes: &[broadphase::Aabb<D>], pool: &rayon::ThreadPool) -> Duration {
+        match &mut self.state {
+            State::Ours(bp, out, sorted) => {
+                let start = std::time::Instant::now();
+                for _ in 0..iters {
+                    pool.install(|| find(bp, *sorted, black_box(boxes), out)).unwrap();
+                    black_box(out.len());
+                }
+                start.elapsed()
+            }
+            State::Peer(run) => run.time(iters, pool),
+        }
+    }
 }
 
 /// Times every selected method and peer in `D` dimensions, appending a row per function.
+///
+/// At each scene and size every function (a method or peer at a thread count) is timed in
+/// up to `opts.passes` passes, a pass timing each in turn for its share of the warm-up
+/// and measurement time, in the reverse order of the pass before; a function's time is the
+/// median of all its samples (the module's header says why). A function takes another
+/// pass while ten calls a pass, over all its passes, fit in [`SLOW_SHARE`] times
+/// `opts.measure`.
 fn bench_dim<const D: usize>(
     c: &mut Criterion,
     opts: &Opts,
@@ -301,6 +399,8 @@ fn bench_dim<const D: usize>(
     rows: &mut Vec<Row>,
 ) {
     let (_, all_pool) = pools.last().unwrap();
+    let passes = opts.passes.max(1);
+    let per_pass = opts.measure.div_f64(passes as f64);
     for scene in &opts.scenes {
         // A method or peer over the budget at a smaller size: its name, that size and time.
         let mut slow: HashMap<&'static str, (usize, f64)> = HashMap::new();
@@ -311,12 +411,10 @@ fn bench_dim<const D: usize>(
             let mut bp = Broadphase::<D>::new(Config::default()).unwrap();
             all_pool.install(|| bp.find_pairs(&boxes, &mut ours)).expect("broadphase");
             println!("{group}: {} boxes, {} pairs", boxes.len(), ours.len());
+            let want = ours.len();
+            drop(ours);
 
-            let mut g = c.benchmark_group(&group);
-            g.throughput(Throughput::Elements(boxes.len() as u64))
-                .sample_size(SAMPLES)
-                .warm_up_time(opts.warm_up)
-                .measurement_time(opts.measure);
+            let mut slots: Vec<Slot<D>> = Vec::new();
             for who in whos::<D>(opts) {
                 let name = who.name();
                 if let Who::Ours(_, method, _) = who {
@@ -331,74 +429,73 @@ fn bench_dim<const D: usize>(
                     println!("skip {group} {name}: took {ms} ms a call at n = {at}, over BP_BUDGET");
                     continue;
                 }
-                let first = rows.len();
-                let mut add = |threads: usize, median: Option<f64>, pairs: usize, ran: &str| {
-                    rows.extend(median.map(|median_s| Row {
-                        machine: opts.machine.clone(),
-                        cores: opts.cores,
-                        dims: D,
-                        scene: scene.clone(),
-                        n,
-                        who: name.to_string(),
-                        threads,
-                        median_s,
-                        boxes_per_s: boxes.len() as f64 / median_s,
-                        speedup: None,
-                        pairs: pairs as u64,
-                        commit: opts.commit.clone(),
-                        ran: ran.to_string(),
-                    }))
-                };
-                match who {
-                    Who::Ours(_, method, sorted) => {
-                        let mut bp = Broadphase::<D>::new(Config::default().with_method(method)).unwrap();
-                        let mut out: Pairs = Vec::new();
-                        all_pool.install(|| find(&mut bp, sorted, &boxes, &mut out)).expect("broadphase");
-                        assert_eq!(
-                            out.len(),
-                            ours.len(),
-                            "{group}: {name} found another number of pairs than auto"
-                        );
-                        let pairs = out.len();
-                        let ran = bp.stats().method.name();
-                        for (t, pool) in pools {
-                            let median = measure(&mut g, &format!("{name}/t{t}"), |iters| {
-                                let start = std::time::Instant::now();
-                                for _ in 0..iters {
-                                    pool.install(|| find(&mut bp, sorted, black_box(&boxes), &mut out))
-                                        .unwrap();
-                                    black_box(out.len());
-                                }
-                                start.elapsed()
-                            });
-                            add(*t, median, pairs, ran);
-                        }
+                slots.push(Slot::new(who, &boxes, all_pool, want, &group, pools.len()));
+            }
+            // Every function, (slot, pool), the slots of one thread count side by side.
+            let reach: Vec<usize> = slots.iter().map(|s| s.pools).collect();
+            let funcs: Vec<(usize, usize)> = (0..pools.len())
+                .flat_map(|p| {
+                    (0..reach.len()).filter(|&s| p < reach[s]).map(move |s| (s, p)).collect::<Vec<_>>()
+                })
+                .collect();
+            let mut samples: Vec<Vec<f64>> = vec![Vec::new(); funcs.len()];
+            let mut more = vec![true; funcs.len()];
+            for pass in 0..passes {
+                let name = if pass == 0 { group.clone() } else { format!("{group}/pass{}", pass + 1) };
+                let mut g = c.benchmark_group(name);
+                g.throughput(Throughput::Elements(boxes.len() as u64))
+                    .sample_size(SAMPLES)
+                    .sampling_mode(SamplingMode::Flat)
+                    .warm_up_time(opts.warm_up.div_f64(passes as f64))
+                    .measurement_time(per_pass);
+                let order: Vec<usize> =
+                    if pass % 2 == 0 { (0..funcs.len()).collect() } else { (0..funcs.len()).rev().collect() };
+                for f in order {
+                    if !more[f] {
+                        continue;
                     }
-                    Who::Peer(peer) => {
-                        let mut run = PeerRun::new(peer, &boxes);
-                        let (got, _) = normalise(run.pairs(all_pool));
-                        assert_eq!(
-                            got.len(),
-                            ours.len(),
-                            "{group}: {name} found another number of pairs than auto"
-                        );
-                        let counts = if peer.parallel() { pools.len() } else { 1 };
-                        for (t, pool) in &pools[..counts] {
-                            let t = if peer.parallel() { *t } else { 1 };
-                            let median =
-                                measure(&mut g, &format!("{name}/t{t}"), |iters| run.time(iters, pool));
-                            add(t, median, got.len(), "");
-                        }
-                    }
+                    let (s, p) = funcs[f];
+                    let (t, pool) = &pools[p];
+                    let slot = &mut slots[s];
+                    let t = if slot.pools == 1 { 1 } else { *t };
+                    let got = measure(&mut g, &format!("{}/t{t}", slot.name), |iters| {
+                        slot.time(iters, &boxes, pool)
+                    });
+                    samples[f].extend(got);
+                    // Another pass while ten calls a pass, over all its passes, fit in
+                    // `SLOW_SHARE` times the measurement time.
+                    let call = median(&mut samples[f]);
+                    more[f] = call.is_finite()
+                        && ((pass + 2) * SAMPLES) as f64 * call <= SLOW_SHARE * opts.measure.as_secs_f64();
                 }
-                // The row at the fewest threads stands for the method at this size.
-                if let Some(base) = rows[first..].iter().min_by_key(|r| r.threads)
-                    && base.median_s > opts.budget
-                {
-                    slow.insert(name, (n, base.median_s));
+                g.finish();
+            }
+            for (f, &(s, p)) in funcs.iter().enumerate() {
+                let median_s = median(&mut samples[f]);
+                if !median_s.is_finite() {
+                    continue;
+                }
+                let slot = &slots[s];
+                rows.push(Row {
+                    machine: opts.machine.clone(),
+                    cores: opts.cores,
+                    dims: D,
+                    scene: scene.clone(),
+                    n,
+                    who: slot.name.to_string(),
+                    threads: if slot.pools == 1 { 1 } else { pools[p].0 },
+                    median_s,
+                    boxes_per_s: boxes.len() as f64 / median_s,
+                    speedup: None,
+                    pairs: slot.pairs as u64,
+                    commit: opts.commit.clone(),
+                    ran: slot.ran.to_string(),
+                });
+                // The time at the fewest threads stands for the method at this size.
+                if p == 0 && median_s > opts.budget {
+                    slow.insert(slot.name, (n, median_s));
                 }
             }
-            g.finish();
         }
     }
 }
