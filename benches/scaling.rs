@@ -13,8 +13,9 @@
 //! Run: `cargo bench --bench scaling` runs the default sweep below: every scene, method
 //! (but the quadratic reference) and peer at 10k and 100k boxes, 0.3 s of samples a
 //! function (10 samples at least: the dense 2D sticks at 100k take a third of the time;
-//! 13 minutes on the 2-core machine while another build shared it). `BP_SWEEP=full` adds 1M boxes and measures 2 seconds a function (over an hour on
-//! 16 cores: some 1,200 functions). Narrow either with environment variables (comma
+//! 12 to 12.5 minutes of timing on the 2-core machine, after a build of a minute and a
+//! half). `BP_SWEEP=full` adds 1M boxes and measures 2 seconds a function (over an hour
+//! on 16 cores: some 1,200 functions). Narrow either with environment variables (comma
 //! separated lists):
 //!
 //! | variable            | default                                  | meaning                                      |
@@ -323,8 +324,8 @@ fn median(v: &mut [f64]) -> f64 {
 /// What a method or peer keeps from call to call at one scene and size: a reused
 /// `Broadphase` and output (and whether it sorts), or the peer's converted input.
 enum State<const D: usize> {
-    Ours(Broadphase<D>, Pairs, bool),
-    Peer(PeerRun<D>),
+    Ours(Box<Broadphase<D>>, Pairs, bool),
+    Peer(Box<PeerRun<D>>),
 }
 
 /// One method or peer set up at one scene and size.
@@ -356,12 +357,12 @@ impl<const D: usize> Slot<D> {
                 let mut out: Pairs = Vec::new();
                 pool.install(|| find(&mut bp, sorted, boxes, &mut out)).expect("broadphase");
                 let (pairs, ran) = (out.len(), bp.stats().method.name());
-                (State::Ours(bp, out, sorted), pairs, ran, all)
+                (State::Ours(Box::new(bp), out, sorted), pairs, ran, all)
             }
             Who::Peer(peer) => {
                 let mut run = PeerRun::new(peer, boxes);
                 let (got, _) = normalise(run.pairs(pool));
-                (State::Peer(run), got.len(), "", if peer.parallel() { all } else { 1 })
+                (State::Peer(Box::new(run)), got.len(), "", if peer.parallel() { all } else { 1 })
             }
         };
         assert_eq!(pairs, want, "{group}: {name} found another number of pairs than auto");

@@ -53,7 +53,8 @@ pub fn machine_section(machine: &str, rows: &[Row], plots: &[Plot]) -> String {
          largest `n`; right: against `n` at the most threads each ran at (log-log; ours \
          solid, the peers dashed, a single-threaded peer flat across the threads). The \
          table: for each scene and size, the method `Auto` ran and the fastest of the \
-         others and of the peers, criterion medians, ms a call; every method's and peer's \
+         others and of the peers, ms a call, the median of criterion's samples over the \
+         passes (`benches/scaling.rs`); every method's and peer's \
          time at every thread count, with boxes a second, is in the CSV.\n\n"
     );
     for p in plots {
@@ -93,7 +94,7 @@ fn ratio(a: Option<&Row>, b: Option<&Row>) -> String {
 /// and its time at 1 thread and at the most threads, the fastest other method at each with
 /// `Auto`'s time over its, the fastest peer (at the thread count where it was fastest)
 /// with its time over `Auto`'s at the most threads, and `Auto`'s speedup. Milliseconds a
-/// call, criterion medians; every method's row is in the CSV.
+/// call, medians of criterion's samples over the passes; every method's row is in the CSV.
 fn table(rows: &[Row]) -> String {
     let most = rows.iter().map(|r| r.threads).max().unwrap_or(1);
     let ours = |r: &Row| !r.ran.is_empty();
