@@ -13,7 +13,7 @@
 //! Run: `cargo bench --bench scaling` runs the default sweep below: every scene, method
 //! (but the quadratic reference) and peer at 10k and 100k boxes, 0.3 s of samples a
 //! function (10 samples at least: the dense 2D sticks at 100k take a third of the time;
-//! 12 to 12.5 minutes of timing on the 2-core machine, after a build of a minute and a
+//! 11.5 to 12.5 minutes of timing on the 2-core machine, after a build of a minute and a
 //! half). `BP_SWEEP=full` adds 1M boxes and measures 2 seconds a function (over an hour
 //! on 16 cores: some 1,200 functions). Narrow either with environment variables (comma
 //! separated lists):

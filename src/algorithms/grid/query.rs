@@ -17,8 +17,9 @@
 //!   window of at least as many cells as the level has slots reads every slot once.
 //! - Cost: per box, a few cell maps a level looked through, two table reads a run, and
 //!   one eight-lane compare an axis per eight candidates.
-//! - Parallel: chunks of rows (four a thread, 256 to 4096 rows), each with its own pair
-//!   keys, counted against the budget every
+//! - Parallel: chunks of rows of about equal expected work ([`Chunks`]: eight a thread,
+//!   at most 4096 rows, never across levels), each with its own pair keys, counted
+//!   against the budget every
 //!   [`BUDGET_STEP`](crate::kernels::pair_sort::BUDGET_STEP) keys.
 //! - Allocation: each chunk's pair keys, and where a hashed level is looked through, its
 //!   list of runs.
