@@ -433,12 +433,10 @@ fn bench_dim<const D: usize>(
                 slots.push(Slot::new(who, &boxes, all_pool, want, &group, pools.len()));
             }
             // Every function, (slot, pool), the slots of one thread count side by side.
-            let reach: Vec<usize> = slots.iter().map(|s| s.pools).collect();
-            let funcs: Vec<(usize, usize)> = (0..pools.len())
-                .flat_map(|p| {
-                    (0..reach.len()).filter(|&s| p < reach[s]).map(move |s| (s, p)).collect::<Vec<_>>()
-                })
-                .collect();
+            let mut funcs: Vec<(usize, usize)> = Vec::new();
+            for p in 0..pools.len() {
+                funcs.extend((0..slots.len()).filter(|&s| p < slots[s].pools).map(|s| (s, p)));
+            }
             let mut samples: Vec<Vec<f64>> = vec![Vec::new(); funcs.len()];
             let mut more = vec![true; funcs.len()];
             for pass in 0..passes {

@@ -372,26 +372,10 @@ pub(crate) fn sweep_into<const D: usize>(
             )
         })
         .sum();
-    finish(parts, apart, boxes.len(), budget, out);
+    let keys = parts.iter().map(|p| p.as_slice()).chain([apart]);
+    crate::kernels::pair_sort::finish_parts(keys, boxes.len(), budget, out);
     s.parts = kept;
     tested
-}
-
-/// The sorted, unique pairs of the chunks' keys `parts` and the keys found `apart`, into
-/// `out`, unless the budget has stopped the call or the output cannot grow (the budget
-/// then says so).
-fn finish(parts: &[Vec<u64>], apart: &[u64], n_ids: usize, budget: &PairBudget, out: &mut Vec<[u32; 2]>) {
-    if budget.stopped() {
-        return;
-    }
-    let total: usize = parts.iter().map(|p| p.len()).sum::<usize>() + apart.len();
-    if out.try_reserve_exact(total.saturating_sub(out.len())).is_err() {
-        budget.out_of_memory();
-        return;
-    }
-    let parts: Vec<Vec<&[[u32; 2]]>> =
-        parts.iter().map(|p| p.as_slice()).chain([apart]).map(|p| vec![bytemuck::cast_slice(p)]).collect();
-    crate::kernels::pair_sort::finish_into(&parts, n_ids, out);
 }
 
 /// The pair keys of sweep rows `rows` into `part` (cleared first: a caller's kept buffer

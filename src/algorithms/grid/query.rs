@@ -98,8 +98,9 @@ impl Chunks {
 }
 
 /// A row's own cost in candidate tests: its windows' cells and their table reads, about
-/// 35 ns against 1.7 ns a test (2D `mixed`, 10k boxes: 4096 rows of small boxes at 4.7
-/// tests a row took 232 us, 156 rows of long ones at 213 a row 150 us).
+/// 35 ns against 1.7 ns a test (2D `mixed`, 10k boxes, 2 threads: 4096 rows of small
+/// boxes at 4.7 tests a row took 232-252 us, 156 rows of long ones at 150-230 tests a
+/// row 117-176 us).
 /// PERF: benches/scaling.rs (mixed).
 const ROW_WORK: f64 = 16.0;
 
@@ -127,18 +128,8 @@ impl<const D: usize> Grid<D> {
                 )
             })
             .unzip();
-        let tests = tests.iter().sum();
-        if budget.stopped() {
-            return tests;
-        }
-        let total: usize = parts.iter().map(|p| p.len()).sum();
-        if out.try_reserve_exact(total.saturating_sub(out.len())).is_err() {
-            budget.out_of_memory();
-            return tests;
-        }
-        let parts: Vec<Vec<&[[u32; 2]]>> = parts.iter().map(|p| vec![bytemuck::cast_slice(p)]).collect();
-        crate::kernels::pair_sort::finish_into(&parts, n_ids, out);
-        tests
+        crate::kernels::pair_sort::finish_parts(parts.iter().map(|p| p.as_slice()), n_ids, budget, out);
+        tests.iter().sum()
     }
 
     /// The pair keys found by rows `rows`, and the candidates they tested; stops early,

@@ -105,7 +105,8 @@ pub(crate) fn finish_parts<'a>(
         return;
     }
     let total: usize = parts.clone().map(|p| p.len()).sum();
-    if out.try_reserve_exact(total).is_err() {
+    // Room for `total` pairs in all: `out` is cleared before it is filled.
+    if out.try_reserve_exact(total.saturating_sub(out.len())).is_err() {
         budget.out_of_memory();
     } else {
         let slices: Vec<Vec<&[[u32; 2]]>> = parts.map(|p| vec![bytemuck::cast_slice(p)]).collect();
